@@ -1,0 +1,1 @@
+"""Throughput benchmarks, run by `scripts/benchmark.py`."""

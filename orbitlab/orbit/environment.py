@@ -1,0 +1,153 @@
+"""Environment at a point: Sun, eclipse, atmosphere and magnetic field (Warp, float64).
+
+Times are environment seconds since J2000; positions are ECI km.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from orbitlab.orbit.constants import (
+    AU_KM,
+    MAGNETIC_PHASE_AT_J2000_RAD,
+    SECONDS_PER_JULIAN_CENTURY,
+    SUN_RADIUS_KM,
+)
+from orbitlab.orbit.fastmath import sincos
+from orbitlab.orbit.types import CentralBody
+
+f64 = wp.float64
+_DEG = 0.017453292519943295
+
+
+@wp.func
+def solar_mean_anomaly(t: f64) -> f64:
+    """M = 357.528 + 35999.050 T degrees, in rad; T in Julian centuries since J2000."""
+    T = t / f64(SECONDS_PER_JULIAN_CENTURY)
+    return (f64(357.528) + f64(35999.050) * T) * f64(_DEG)
+
+
+@wp.func
+def sun_direction(t: f64) -> wp.vec3d:
+    """Unit ECI vector toward the Sun from the analytic solar longitude.
+
+    L = 280.460 + 36000.771 T, M = 357.528 + 35999.050 T,
+    lambda = L + 1.915 sin M + 0.020 sin 2M, eps = 23.439 - 0.013 T (degrees),
+    s = (cos lambda, sin lambda cos eps, sin lambda sin eps).
+    """
+    T = t / f64(SECONDS_PER_JULIAN_CENTURY)
+    M = solar_mean_anomaly(t)
+    sin_M, cos_M = sincos(M)
+    sin_2M = f64(2.0) * sin_M * cos_M
+    lam = (f64(280.460) + f64(36000.771) * T + f64(1.915) * sin_M
+           + f64(0.020) * sin_2M) * f64(_DEG)
+    sin_eps, cos_eps = sincos((f64(23.439) - f64(0.013) * T) * f64(_DEG))
+    sin_lam, cos_lam = sincos(lam)
+    return wp.vec3d(cos_lam, sin_lam * cos_eps, sin_lam * sin_eps)
+
+
+@wp.func
+def sun_distance_km(t: f64) -> f64:
+    """Earth-Sun distance, km: (1.00014 - 0.01671 cos M - 0.00014 cos 2M) AU."""
+    M = solar_mean_anomaly(t)
+    return f64(AU_KM) * (f64(1.00014) - f64(0.01671) * wp.cos(M)
+                         - f64(0.00014) * wp.cos(f64(2.0) * M))
+
+
+@wp.func
+def eclipse_cylindrical(r: wp.vec3d, s_hat: wp.vec3d, radius: f64) -> f64:
+    """Illumination chi in {0, 1}: dark behind the body inside its shadow cylinder.
+
+    Dark when r.s <= 0 and the distance from the Sun line d_perp < radius; lit on
+    the cylinder's boundary.
+    """
+    along = wp.dot(r, s_hat)
+    d_perp = wp.length(r - along * s_hat)
+    if along <= f64(0.0) and d_perp < radius:
+        return f64(0.0)
+    return f64(1.0)
+
+
+@wp.func
+def eclipse_conical(r: wp.vec3d, s_hat: wp.vec3d, sun_km: f64, radius: f64) -> f64:
+    """Illumination fraction in [0, 1] from the overlap of the solar and body disks.
+
+    Conical umbra/penumbra model with a finite solar disk (radius SUN_RADIUS_KM) at
+    distance sun_km; an option beyond the reference's cylinder, off by default.
+    """
+    to_sun = sun_km * s_hat - r
+    d_sun = wp.length(to_sun)
+    d_body = wp.length(r)
+    if d_body <= radius:
+        return f64(0.0)
+    a_s = wp.asin(wp.min(f64(SUN_RADIUS_KM) / d_sun, f64(1.0)))
+    a_e = wp.asin(radius / d_body)
+    cos_c = wp.dot(-r, to_sun) / (d_body * d_sun)
+    c = wp.acos(wp.clamp(cos_c, f64(-1.0), f64(1.0)))
+    if c >= a_s + a_e:
+        return f64(1.0)
+    if c <= a_e - a_s:
+        return f64(0.0)
+    if c <= a_s - a_e:
+        return f64(1.0) - (a_e * a_e) / (a_s * a_s)
+    x = (c * c + a_s * a_s - a_e * a_e) / (f64(2.0) * c)
+    y = wp.sqrt(wp.max(a_s * a_s - x * x, f64(0.0)))
+    overlap = (a_s * a_s * wp.acos(wp.clamp(x / a_s, f64(-1.0), f64(1.0)))
+               + a_e * a_e * wp.acos(wp.clamp((c - x) / a_e, f64(-1.0), f64(1.0))) - c * y)
+    return f64(1.0) - overlap / (f64(3.141592653589793) * a_s * a_s)
+
+
+@wp.func
+def illumination(body: CentralBody, penumbra: int, r: wp.vec3d, s_hat: wp.vec3d,
+                 t: f64) -> f64:
+    """Illumination factor at r: cylindrical {0,1} or, with penumbra, conical [0,1].
+
+    s_hat is sun_direction(t), passed in so that callers evaluate it once.
+    """
+    if penumbra != 0:
+        return eclipse_conical(r, s_hat, sun_distance_km(t), body.radius)
+    return eclipse_cylindrical(r, s_hat, body.radius)
+
+
+@wp.func
+def atmosphere_density(body: CentralBody, r: wp.vec3d) -> f64:
+    """rho = rho0 exp(-(h - h0)/H), kg/m^3, at altitude h = |r| - radius (km)."""
+    H = body.atmosphere_scale_height
+    rho0 = body.atmosphere_rho0
+    if rho0 <= f64(0.0) or H <= f64(0.0):
+        return f64(0.0)
+    h = wp.length(r) - body.radius
+    return rho0 * wp.exp(-(h - body.atmosphere_h0) / H)
+
+
+@wp.func
+def rotate_about(v: wp.vec3d, axis: wp.vec3d, angle: f64) -> wp.vec3d:
+    """Rodrigues rotation of v about the unit vector axis by angle (rad)."""
+    s, c = sincos(angle)
+    return c * v + s * wp.cross(axis, v) + (f64(1.0) - c) * wp.dot(axis, v) * axis
+
+
+@wp.func
+def dipole_axis_eci(body: CentralBody, t: f64) -> wp.vec3d:
+    """Dipole axis in ECI: the body-fixed axis turned about Omega by phase + |Omega| t."""
+    spin = wp.length(body.omega)
+    if spin == f64(0.0):
+        return body.magnetic_axis
+    angle = f64(MAGNETIC_PHASE_AT_J2000_RAD) + spin * t
+    return rotate_about(body.magnetic_axis, body.omega / spin, angle)
+
+
+@wp.func
+def dipole_field(body: CentralBody, R: wp.vec3d, t: f64) -> wp.vec3d:
+    """B = B0 (a/|R|)^3 [3 (m.R_hat) R_hat - m], T, at ECI position R (km)."""
+    rn = wp.length(R)
+    rhat = R / rn
+    m = dipole_axis_eci(body, t)
+    k = body.radius / rn
+    return body.magnetic_b0 * k * k * k * (f64(3.0) * wp.dot(m, rhat) * rhat - m)
+
+
+@wp.func
+def atmosphere_velocity(body: CentralBody, r: wp.vec3d) -> wp.vec3d:
+    """Velocity of the co-rotating atmosphere at r, m/s: 1e3 (Omega x r)."""
+    return f64(1.0e3) * wp.cross(body.omega, r)

@@ -1,0 +1,108 @@
+"""The compiled orbit-coupled model: a MuJoCo model plus validated element tables."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import mujoco
+import numpy as np
+import warp as wp
+
+from orbitlab.orbit.constants import OrbitInit
+from orbitlab.orbit.types import CentralBody, central_body_struct
+from orbitlab.sim.kernels import Elements, Switches
+from orbitlab.sim.spec import OrbitLayerCfg
+
+# Element table columns: (struct field, row key, warp dtype) per element kind.
+_TABLES: dict[str, list[tuple[str, str, Any]]] = {
+    "surfaces": [("surf_body", "body", int), ("surf_normal", "normal", wp.vec3d),
+                 ("surf_cop", "cop", wp.vec3d), ("surf_area", "area", wp.float64),
+                 ("surf_cd", "cd", wp.float64), ("surf_cr", "cr", wp.float64),
+                 ("surf_drag", "drag", int), ("surf_srp", "srp", int)],
+    "dipoles": [("dip_body", "body", int), ("dip_moment", "moment", wp.vec3d)],
+    "thrusters": [("thr_body", "body", int), ("thr_pos", "pos", wp.vec3d),
+                  ("thr_dir", "dir", wp.vec3d), ("thr_max", "max", wp.float64)],
+    "wheels": [("rw_body", "body", int), ("rw_axis", "axis", wp.vec3d),
+               ("rw_inertia", "inertia", wp.float64), ("rw_max_speed", "max_speed", wp.float64),
+               ("rw_max_torque", "max_torque", wp.float64)],
+    "magnetorquers": [("mtq_body", "body", int), ("mtq_axis", "axis", wp.vec3d),
+                      ("mtq_max", "max", wp.float64)],
+    "cmgs": [("cmg_body", "body", int), ("cmg_gimbal", "gimbal", wp.vec3d),
+             ("cmg_spin0", "spin0", wp.vec3d), ("cmg_h", "h", wp.float64),
+             ("cmg_max_rate", "max_rate", wp.float64),
+             ("cmg_min_angle", "min_angle", wp.float64),
+             ("cmg_max_angle", "max_angle", wp.float64)],
+}
+
+
+class OrbitModel:
+    """A compiled orbit-coupled model shared by every world.
+
+    Attributes:
+        mj_model: the MuJoCo model (uniform gravity zeroed).
+        orbit: a private copy of the orbit-layer config it was compiled from.
+        rows: validated element rows by kind (body ids, normalised axes, limits).
+        orbit_substeps, segment_steps: the chief schedule derived from orbit_dt.
+    """
+
+    def __init__(self, mj_model: mujoco.MjModel, orbit: OrbitLayerCfg):
+        self.mj_model = mj_model
+        self.orbit = copy.deepcopy(orbit)
+        self.central_body: CentralBody = central_body_struct(self.orbit.central_body)
+        self.rows = self.orbit.elements.resolve(mj_model)
+        self.orbit_substeps, self.segment_steps = self.orbit.schedule(mj_model.opt.timestep)
+        if not np.any(mj_model.body_mass > 0.0):
+            raise ValueError("the model has no body with positive mass")
+
+    @property
+    def timestep(self) -> float:
+        """MuJoCo timestep, s."""
+        return float(self.mj_model.opt.timestep)
+
+    def count(self, kind: str) -> int:
+        """Number of elements of a kind ('surfaces', 'thrusters', 'wheels', ...)."""
+        return len(self.rows[kind])
+
+    def element_names(self, kind: str) -> list[str]:
+        return [item.name for item in getattr(self.orbit.elements, kind)]
+
+    def switches(self) -> Switches:
+        sw = Switches()
+        for name in ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic"):
+            setattr(sw, name, int(bool(getattr(self.orbit, name))))
+        sw.penumbra = int(bool(self.orbit.use_penumbra))
+        sw.timestep = self.timestep
+        sw.orbit_substeps = self.orbit_substeps
+        sw.segment_steps = self.segment_steps
+        return sw
+
+    def elements(self, device: str) -> Elements:
+        """The element tables as a Warp record on `device`."""
+        el = Elements()
+        for kind, columns in _TABLES.items():
+            rows = self.rows[kind]
+            for attr, key, dtype in columns:
+                values = np.array([row[key] for row in rows])
+                if dtype is wp.vec3d:
+                    values = values.reshape(len(rows), 3).astype(np.float64)
+                elif dtype is int:
+                    values = values.astype(np.int32)
+                else:
+                    values = values.astype(np.float64)
+                setattr(el, attr, wp.array(values, dtype=dtype, device=device))
+        return el
+
+    def make_data(self, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
+                  nthread: int = 0, backend: str = "cpu"):
+        """Allocate `nworld` worlds, each starting on `orbit` (one, or one per world).
+
+        Args:
+            nworld: number of parallel worlds.
+            orbit: initial chief state(s); None is a 400 km circular equatorial orbit.
+            nthread: CPU threads for MuJoCo's batch (0: all cores).
+            backend: 'cpu' (mujoco.batch, float64).
+        """
+        from orbitlab.sim.data import OrbitData
+
+        return OrbitData(self, nworld=nworld, orbit=orbit, nthread=nthread, backend=backend)

@@ -1,0 +1,160 @@
+"""The simulation spec: an MJCF model plus the orbit layer's switches and elements.
+
+    spec = SimSpec.from_xml_path("assets/free_body.xml")
+    spec.orbit.use_drag = True
+    spec.orbit.add_surface(SurfaceCfg(name="panel", body_name="spacecraft", area=2.0))
+    model = spec.compile(timestep=0.01)
+    data = model.make_data(nworld=1024, orbit=OrbitInit(...))
+
+An MJCF file may set the switches with custom numerics, e.g.
+`<custom><numeric name="orbit.use_j2" data="0"/></custom>`; values set on the
+spec in Python after loading take precedence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import mujoco
+
+from orbitlab.orbit.constants import CentralBodyCfg
+from orbitlab.sim.elements import (
+    ControlMomentGyroCfg,
+    ElementSet,
+    MagneticDipoleCfg,
+    MagnetorquerCfg,
+    ReactionWheelCfg,
+    SurfaceCfg,
+    ThrusterCfg,
+)
+
+if TYPE_CHECKING:
+    from orbitlab.sim.model import OrbitModel
+
+SWITCHES = ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic")
+
+
+@dataclass(kw_only=True)
+class OrbitLayerCfg:
+    """Switches, central body, chief schedule and elements of the orbit layer."""
+
+    use_j2: bool = True
+    """J2 in the chief acceleration and in differential gravity."""
+    use_gravity_gradient: bool = True
+    """Within-body gravity-gradient torque (differential gravity forces stay on)."""
+    use_drag: bool = True
+    """Atmospheric drag on surfaces with use_drag."""
+    use_srp: bool = True
+    """Solar radiation pressure on surfaces with use_srp."""
+    use_magnetic: bool = True
+    """Residual-dipole and magnetorquer torques."""
+    use_penumbra: bool = False
+    """Conical penumbra illumination in [0, 1] instead of the hard cylinder."""
+    central_body: CentralBodyCfg = field(default_factory=CentralBodyCfg)
+    """The central body (Earth by default)."""
+    orbit_dt: float | None = None
+    """Chief RK4 step, s; None uses the MuJoCo timestep. Smaller values substep
+    (timestep must be a multiple); larger ones predict segments (a multiple of
+    the timestep)."""
+    elements: ElementSet = field(default_factory=ElementSet)
+    """Surfaces, dipoles and actuators."""
+
+    def add_surface(self, surface: SurfaceCfg) -> SurfaceCfg:
+        self.elements.surfaces.append(surface)
+        return surface
+
+    def add_magnetic_body(self, dipole: MagneticDipoleCfg) -> MagneticDipoleCfg:
+        self.elements.dipoles.append(dipole)
+        return dipole
+
+    def add_thruster(self, thruster: ThrusterCfg) -> ThrusterCfg:
+        self.elements.thrusters.append(thruster)
+        return thruster
+
+    def add_reaction_wheel(self, wheel: ReactionWheelCfg) -> ReactionWheelCfg:
+        self.elements.wheels.append(wheel)
+        return wheel
+
+    def add_magnetorquer(self, mtq: MagnetorquerCfg) -> MagnetorquerCfg:
+        self.elements.magnetorquers.append(mtq)
+        return mtq
+
+    def add_cmg(self, cmg: ControlMomentGyroCfg) -> ControlMomentGyroCfg:
+        self.elements.cmgs.append(cmg)
+        return cmg
+
+    def schedule(self, timestep: float) -> tuple[int, int]:
+        """(RK4 substeps per MuJoCo step, MuJoCo steps per segment) for orbit_dt."""
+        orbit_dt = timestep if self.orbit_dt is None else float(self.orbit_dt)
+        if not (math.isfinite(orbit_dt) and orbit_dt > 0.0):
+            raise ValueError(f"orbit_dt must be > 0 s, got {self.orbit_dt!r}")
+        ratio = timestep / orbit_dt if orbit_dt <= timestep else orbit_dt / timestep
+        count = round(ratio)
+        if abs(ratio - count) > 1e-9 * ratio:
+            raise ValueError(f"orbit_dt {orbit_dt} s and timestep {timestep} s: the larger "
+                             "must be an integer multiple of the smaller")
+        return (count, 1) if orbit_dt <= timestep else (1, count)
+
+
+@dataclass(kw_only=True)
+class SimSpec:
+    """An MJCF model (XML text and the folder its assets resolve from) plus the orbit layer."""
+
+    xml: str
+    """MJCF text."""
+    asset_dir: str | None = None
+    """Folder that relative asset paths in the MJCF resolve from."""
+    orbit: OrbitLayerCfg = field(default_factory=OrbitLayerCfg)
+    """The orbit layer."""
+
+    @classmethod
+    def from_xml_string(cls, xml: str) -> SimSpec:
+        spec = cls(xml=xml)
+        spec._read_xml_switches()
+        return spec
+
+    @classmethod
+    def from_xml_path(cls, path: str | Path) -> SimSpec:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"MJCF file not found: {path}")
+        spec = cls(xml=path.read_text(), asset_dir=str(path.parent))
+        spec._read_xml_switches()
+        return spec
+
+    def _mj_spec(self) -> mujoco.MjSpec:
+        mj_spec = mujoco.MjSpec.from_string(self.xml)
+        if self.asset_dir is not None:
+            mj_spec.modelfiledir = self.asset_dir
+        return mj_spec
+
+    def _read_xml_switches(self) -> None:
+        for numeric in self._mj_spec().numerics:
+            if numeric.name.startswith("orbit."):
+                key = numeric.name.removeprefix("orbit.")
+                if key not in (*SWITCHES, "use_penumbra", "orbit_dt"):
+                    raise ValueError(f"MJCF numeric '{numeric.name}': unknown orbit setting "
+                                     f"'{key}' (known: {', '.join(SWITCHES)}, use_penumbra, "
+                                     "orbit_dt)")
+                value = float(numeric.data[0])
+                setattr(self.orbit, key, value if key == "orbit_dt" else bool(value))
+
+    def compile(self, timestep: float | None = None) -> OrbitModel:
+        """Compile to an `OrbitModel`: MuJoCo gravity zeroed, every element validated.
+
+        Args:
+            timestep: MuJoCo timestep, s; None keeps the MJCF's.
+        """
+        from orbitlab.sim.model import OrbitModel
+
+        mj_spec = self._mj_spec()
+        mj_spec.option.gravity = [0.0, 0.0, 0.0]
+        if timestep is not None:
+            if not (math.isfinite(timestep) and timestep > 0.0):
+                raise ValueError(f"timestep must be > 0 s, got {timestep!r}")
+            mj_spec.option.timestep = float(timestep)
+        mj_model = mj_spec.compile()
+        return OrbitModel(mj_model, self.orbit)
