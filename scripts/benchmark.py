@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nworld", type=int, nargs="+", default=[1024, 4096])
     parser.add_argument("--steps", type=int, default=50, help="steps per trial")
     parser.add_argument("--trials", type=int, default=7, help="interleaved trials (median)")
-    parser.add_argument("--nthread", type=int, default=0, help="CPU threads (0: all)")
+    parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
+    parser.add_argument("--kernel-threads", type=int, default=1,
+                        help="orbit-layer kernel CPU threads (0: all)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     if any(n < 1 for n in args.nworld):
@@ -40,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     from orbitlab.bench.physics import PhysicsBenchCfg, format_physics, measure_physics
 
     results = measure_physics(PhysicsBenchCfg(nworlds=tuple(args.nworld), steps=args.steps,
-                                              trials=args.trials, nthread=args.nthread))
+                                              trials=args.trials, nthread=args.nthread,
+                                              kernel_threads=args.kernel_threads))
     print(f"physics benchmark ({args.backend} backend, {os.cpu_count()} CPUs)")
     print(format_physics(results))
     if args.json:

@@ -31,7 +31,9 @@ class PhysicsBenchCfg:
     trials: int = 7
     """Interleaved trials per stepper; the median is reported."""
     nthread: int = 0
-    """CPU threads (0: all cores), for both steppers."""
+    """CPU threads of MuJoCo's batch (0: all cores), for both steppers."""
+    kernel_threads: int = 1
+    """CPU threads of the orbit-layer kernel (0: all cores)."""
 
 
 def benchmark_model() -> OrbitModel:
@@ -61,6 +63,7 @@ def measure_physics(cfg: PhysicsBenchCfg) -> dict[str, dict[str, float]]:
     for nworld in cfg.nworlds:
         r = 6378.137 + 400.0
         data = model.make_data(nworld=nworld, nthread=cfg.nthread,
+                               kernel_threads=cfg.kernel_threads,
                                orbit=OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(398600.4418 / r), 0]))
         data.bind("qvel")[:, 3:] = np.random.default_rng(0).normal(0.0, 0.01, (nworld, 3))
         data.forward()

@@ -18,12 +18,13 @@ from orbitlab.orbit.types import CentralBody
 
 f64 = wp.float64
 _DEG = 0.017453292519943295
+_INV_CENTURY = 1.0 / SECONDS_PER_JULIAN_CENTURY
 
 
 @wp.func
 def solar_mean_anomaly(t: f64) -> f64:
     """M = 357.528 + 35999.050 T degrees, in rad; T in Julian centuries since J2000."""
-    T = t / f64(SECONDS_PER_JULIAN_CENTURY)
+    T = t * f64(_INV_CENTURY)
     return (f64(357.528) + f64(35999.050) * T) * f64(_DEG)
 
 
@@ -35,7 +36,7 @@ def sun_direction(t: f64) -> wp.vec3d:
     lambda = L + 1.915 sin M + 0.020 sin 2M, eps = 23.439 - 0.013 T (degrees),
     s = (cos lambda, sin lambda cos eps, sin lambda sin eps).
     """
-    T = t / f64(SECONDS_PER_JULIAN_CENTURY)
+    T = t * f64(_INV_CENTURY)
     M = solar_mean_anomaly(t)
     sin_M, cos_M = sincos(M)
     sin_2M = f64(2.0) * sin_M * cos_M
@@ -62,8 +63,7 @@ def eclipse_cylindrical(r: wp.vec3d, s_hat: wp.vec3d, radius: f64) -> f64:
     the cylinder's boundary.
     """
     along = wp.dot(r, s_hat)
-    d_perp = wp.length(r - along * s_hat)
-    if along <= f64(0.0) and d_perp < radius:
+    if along <= f64(0.0) and wp.length_sq(r - along * s_hat) < radius * radius:
         return f64(0.0)
     return f64(1.0)
 
@@ -117,7 +117,7 @@ def atmosphere_density(body: CentralBody, r: wp.vec3d) -> f64:
     if rho0 <= f64(0.0) or H <= f64(0.0):
         return f64(0.0)
     h = wp.length(r) - body.radius
-    return rho0 * wp.exp(-(h - body.atmosphere_h0) / H)
+    return rho0 * wp.exp((body.atmosphere_h0 - h) * body.atmosphere_inv_scale_height)
 
 
 @wp.func
@@ -130,20 +130,19 @@ def rotate_about(v: wp.vec3d, axis: wp.vec3d, angle: f64) -> wp.vec3d:
 @wp.func
 def dipole_axis_eci(body: CentralBody, t: f64) -> wp.vec3d:
     """Dipole axis in ECI: the body-fixed axis turned about Omega by phase + |Omega| t."""
-    spin = wp.length(body.omega)
-    if spin == f64(0.0):
+    if body.spin_rate == f64(0.0):
         return body.magnetic_axis
-    angle = f64(MAGNETIC_PHASE_AT_J2000_RAD) + spin * t
-    return rotate_about(body.magnetic_axis, body.omega / spin, angle)
+    angle = f64(MAGNETIC_PHASE_AT_J2000_RAD) + body.spin_rate * t
+    return rotate_about(body.magnetic_axis, body.spin_axis, angle)
 
 
 @wp.func
 def dipole_field(body: CentralBody, R: wp.vec3d, t: f64) -> wp.vec3d:
     """B = B0 (a/|R|)^3 [3 (m.R_hat) R_hat - m], T, at ECI position R (km)."""
-    rn = wp.length(R)
-    rhat = R / rn
+    inv_r = f64(1.0) / wp.length(R)
+    rhat = R * inv_r
     m = dipole_axis_eci(body, t)
-    k = body.radius / rn
+    k = body.radius * inv_r
     return body.magnetic_b0 * k * k * k * (f64(3.0) * wp.dot(m, rhat) * rhat - m)
 
 

@@ -15,17 +15,16 @@ f64 = wp.float64
 @wp.func
 def point_mass_accel(mu: f64, r: wp.vec3d) -> wp.vec3d:
     """g0(r) = -mu r / |r|^3, km/s^2, for r in km and mu in km^3/s^2."""
-    rn = wp.length(r)
-    return -mu / (rn * rn * rn) * r
+    inv_r2 = f64(1.0) / wp.dot(r, r)
+    return -mu * inv_r2 * wp.sqrt(inv_r2) * r
 
 
 @wp.func
 def j2_accel(mu: f64, a: f64, j2: f64, r: wp.vec3d) -> wp.vec3d:
     """J2 perturbation about ECI z, km/s^2 (a: reference radius, km)."""
-    r2 = wp.dot(r, r)
-    rn = wp.sqrt(r2)
-    k = f64(1.5) * j2 * mu * a * a / (r2 * r2 * rn)
-    zz = f64(5.0) * r[2] * r[2] / r2
+    inv_r2 = f64(1.0) / wp.dot(r, r)
+    k = f64(1.5) * j2 * mu * a * a * inv_r2 * inv_r2 * wp.sqrt(inv_r2)
+    zz = f64(5.0) * r[2] * r[2] * inv_r2
     return k * wp.vec3d(r[0] * (zz - f64(1.0)), r[1] * (zz - f64(1.0)), r[2] * (zz - f64(3.0)))
 
 
@@ -46,12 +45,12 @@ def encke_point_mass_difference(mu: f64, R: wp.vec3d, delta: wp.vec3d) -> wp.vec
     g0(r) - g0(R) = mu/|R|^3 [f(q) r - delta], f(q) = 1 - (1+q)^(-3/2)
     = q (3 + 3q + q^2) / ((1 + (1+q)^(3/2)) (1+q)^(3/2)).
     """
-    R2 = wp.dot(R, R)
-    q = wp.dot(delta, delta + f64(2.0) * R) / R2
+    inv_R2 = f64(1.0) / wp.dot(R, R)
+    q = wp.dot(delta, delta + f64(2.0) * R) * inv_R2
     s = f64(1.0) + q
     s32 = s * wp.sqrt(s)
     f = q * (f64(3.0) + f64(3.0) * q + q * q) / ((f64(1.0) + s32) * s32)
-    return mu / (R2 * wp.sqrt(R2)) * (f * (R + delta) - delta)
+    return mu * inv_R2 * wp.sqrt(inv_R2) * (f * (R + delta) - delta)
 
 
 @wp.func
@@ -76,8 +75,9 @@ def gravity_gradient_torque(
     (MuJoCo's ximat) and I the principal moments in kg m^2; mu/|r|^3 is in s^-2
     for r in km, so the result is in N m.
     """
-    rn = wp.length(r)
-    rhat = r / rn
+    inv_r2 = f64(1.0) / wp.dot(r, r)
+    inv_r = wp.sqrt(inv_r2)
+    rhat = r * inv_r
     b = wp.transpose(Q_I) @ rhat
     Jr = Q_I @ wp.cw_mul(principal_inertia, b)
-    return f64(3.0) * mu / (rn * rn * rn) * wp.cross(rhat, Jr)
+    return f64(3.0) * mu * inv_r2 * inv_r * wp.cross(rhat, Jr)

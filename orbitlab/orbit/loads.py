@@ -25,7 +25,7 @@ def drag_force(rho: f64, u: wp.vec3d, n: wp.vec3d, area: f64, cd: f64) -> wp.vec
     speed = wp.length(u)
     if speed < f64(DRAG_MIN_SPEED_M_S):
         return wp.vec3d(f64(0.0), f64(0.0), f64(0.0))
-    u_hat = u / speed
+    u_hat = u * (f64(1.0) / speed)
     exposed = area * wp.max(f64(0.0), wp.dot(n, u_hat))
     return -f64(0.5) * rho * speed * speed * cd * exposed * u_hat
 

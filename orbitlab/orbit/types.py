@@ -22,11 +22,14 @@ class CentralBody:
     radius: wp.float64
     j2: wp.float64
     omega: wp.vec3d
+    spin_rate: wp.float64  # |omega|, rad/s
+    spin_axis: wp.vec3d  # omega/|omega| (zero when not spinning)
     magnetic_b0: wp.float64
     magnetic_axis: wp.vec3d
     atmosphere_h0: wp.float64
     atmosphere_rho0: wp.float64
     atmosphere_scale_height: wp.float64
+    atmosphere_inv_scale_height: wp.float64  # 1/H, 1/km (0 when H <= 0)
 
 
 def central_body_struct(cfg: CentralBodyCfg) -> CentralBody:
@@ -38,10 +41,16 @@ def central_body_struct(cfg: CentralBodyCfg) -> CentralBody:
     body.gm = float(cfg.gm)
     body.radius = float(cfg.radius)
     body.j2 = float(cfg.j2)
-    body.omega = wp.vec3d(*np.asarray(cfg.omega, dtype=np.float64))
+    omega = np.asarray(cfg.omega, dtype=np.float64)
+    spin = float(np.linalg.norm(omega))
+    body.omega = wp.vec3d(*omega)
+    body.spin_rate = spin
+    body.spin_axis = wp.vec3d(*(omega / spin if spin > 0.0 else omega))
     body.magnetic_b0 = float(cfg.magnetic_b0)
     body.magnetic_axis = wp.vec3d(*(axis / norm if norm > 0.0 else axis))
     body.atmosphere_h0 = float(cfg.atmosphere_h0)
     body.atmosphere_rho0 = float(cfg.atmosphere_rho0)
     body.atmosphere_scale_height = float(cfg.atmosphere_scale_height)
+    H = float(cfg.atmosphere_scale_height)
+    body.atmosphere_inv_scale_height = 1.0 / H if H > 0.0 else 0.0
     return body

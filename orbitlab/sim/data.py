@@ -9,28 +9,45 @@ Per world: chief `R` (km), `V` (km/s), environment time `t` (s since J2000),
 `env` (Sun direction, illumination, field, atmosphere at the chief),
 `wrench_buffer` (the orbit layer's world force and COM torque on each body,
 N and N m) and the actuator commands and states.
+
+As with MuJoCo's own derived fields after mj_step, `env`, `wrench_buffer` and
+`a_feedback` after `step()` describe the loads applied during the last step
+(evaluated at its start); `forward()` re-evaluates them at the current state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.sim.cpu_backend import CpuBackend, wrap
-from orbitlab.sim.kernels import WorldState, advance_kernel, loads_kernel
+from orbitlab.sim.kernels import loads_kernel
+from orbitlab.sim.kinematics import BodyIndex
+from orbitlab.sim.records import WorldState
 from orbitlab.sim.launch import WorldLaunch
 
 _WORLD_VECTORS = ("R", "V", "a_feedback", "seg_R0", "seg_V0", "seg_R1", "seg_V1", "seg_a_sum",
-                  "sun_eci", "mag_field_eci", "atm_omega")
+                  "sun_eci", "mag_field_eci")
 _WORLD_SCALARS = ("t", "t_anchor", "eclipse", "atm_density")
 # Actuator arrays: (field, element kind).
 _ACTUATOR_ARRAYS = (("thruster_force", "thrusters"), ("wheel_torque", "wheels"),
                     ("wheel_torque_applied", "wheels"), ("wheel_momentum", "wheels"),
                     ("mtq_dipole", "magnetorquers"), ("cmg_rate", "cmgs"),
                     ("cmg_rate_applied", "cmgs"), ("cmg_angle", "cmgs"))
+
+
+def all_free_floating(m: mujoco.MjModel) -> bool:
+    """True when every body but the world is a root with exactly one free joint."""
+    for b in range(1, m.nbody):
+        if m.body_parentid[b] != 0 or m.body_jntnum[b] != 1:
+            return False
+        if m.jnt_type[m.body_jntadr[b]] != mujoco.mjtJoint.mjJNT_FREE:
+            return False
+    return True
 
 
 @dataclass
@@ -44,7 +61,7 @@ class EnvView:
     mag_field_eci: np.ndarray
     """Dipole field at the chief, T."""
     atm_omega: np.ndarray
-    """Rotation vector of the co-rotating atmosphere, rad/s."""
+    """Rotation vector of the co-rotating atmosphere, rad/s (the same for every world)."""
     atm_density: np.ndarray
     """Atmospheric density at the chief, kg/m^3."""
 
@@ -53,14 +70,14 @@ class OrbitData:
     """State and buffers of `nworld` orbit-coupled worlds on one backend."""
 
     def __init__(self, model, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                 nthread: int = 0, backend: str = "cpu"):
+                 nthread: int = 0, backend: str = "cpu", kernel_threads: int = 1):
         if backend != "cpu":
             raise ValueError(f"unknown backend '{backend}' (available: 'cpu')")
         if int(nworld) < 1:
             raise ValueError(f"nworld must be >= 1, got {nworld}")
         self.model = model
         self.nworld = int(nworld)
-        self._nthread = nthread
+        self._kernel_threads = kernel_threads
         self.backend = CpuBackend(model.mj_model, self.nworld, nthread=nthread)
         nbody = model.mj_model.nbody
         self._np: dict[str, np.ndarray] = {}
@@ -79,10 +96,14 @@ class OrbitData:
         self._state = state
         self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody, 6), np.float64)
         self._wrench = self._alloc("wrench", (self.nworld, nbody, 6), np.float64)
-        self.env = EnvView(*(self._np[k] for k in ("sun_eci", "eclipse", "mag_field_eci",
-                                                    "atm_omega", "atm_density")))
+        omega = np.asarray(model.orbit.central_body.omega, dtype=np.float64)
+        self.env = EnvView(sun_eci=self._np["sun_eci"], eclipse=self._np["eclipse"],
+                           mag_field_eci=self._np["mag_field_eci"],
+                           atm_omega=np.broadcast_to(omega, (self.nworld, 3)),
+                           atm_density=self._np["atm_density"])
         self._elements = model.elements("cpu")
         self._switches = model.switches()
+        self._switches.from_qpos = int(all_free_floating(model.mj_model))
         self._record_launches()
         self.set_orbit(orbit)
 
@@ -93,18 +114,46 @@ class OrbitData:
         return array
 
     def _record_launches(self) -> None:
-        """Record both kernel launches once; replaying them skips argument packing."""
-        body, mdl = self.backend.body, self.backend.model
-        common = [self.model.central_body, self._switches, self._elements, self._state]
-        self._loads = WorldLaunch(
-            loads_kernel, self.nworld, device="cpu", nthread=self._nthread,
-            inputs=[*common, body["xipos"], body["xmat"], body["ximat"], body["cvel"],
-                    body["subtree_com"], mdl["body_mass"], mdl["body_inertia"],
-                    mdl["body_ipos"], self.backend.body_rootid,
-                    wrap(self._xfrc_user, wp.spatial_vectord),
-                    wrap(self._wrench, wp.spatial_vectord), body["xfrc_applied"]])
-        self._advance = WorldLaunch(advance_kernel, self.nworld, device="cpu",
-                                    nthread=self._nthread, inputs=common)
+        """Record the loads launch (with and without advancing) once; replays skip packing."""
+        mdl = self.backend.model
+        from_qpos = bool(self._switches.from_qpos)
+        field = self.backend.body_field
+
+        def derived(name: str) -> wp.array:
+            return self.backend.placeholder(name) if from_qpos else field(name)
+
+        ref_pos, index = self._body_index()
+        inputs = [self.model.central_body, self._switches, self._elements, self._state, index,
+                  field("qpos"), field("qvel"), derived("xipos"), derived("xmat"),
+                  derived("cvel"), derived(ref_pos), mdl["body_mass"], mdl["body_inertia"],
+                  mdl["body_ipos"], mdl["body_irot"], wrap(self._xfrc_user, wp.spatial_vectord),
+                  wrap(self._wrench, wp.spatial_vectord), field("xfrc_applied")]
+        self._loads = WorldLaunch(loads_kernel, self.nworld, device="cpu",
+                                  nthread=self._kernel_threads, inputs=[0, *inputs])
+        self._loads_and_advance = WorldLaunch(loads_kernel, self.nworld, device="cpu",
+                                              nthread=self._kernel_threads, inputs=[1, *inputs])
+
+    def _body_index(self) -> tuple[str, BodyIndex]:
+        """The kinematics tables, and which field holds cvel's reference points.
+
+        MuJoCo's cvel is about subtree_com[root]. For a body alone in its tree that
+        point is its own COM (xipos), so subtree_com need not be bound at all.
+        """
+        m = self.model.mj_model
+        rootid = m.body_rootid
+        tree_size = np.bincount(rootid, minlength=m.nbody)
+        articulated = any(tree_size[rootid[row["body"]]] > 1 for row in self.model.rows["surfaces"])
+        ref = rootid if articulated else np.arange(m.nbody)
+        free_adr = np.full(m.nbody, -1)
+        free_dof = np.full(m.nbody, -1)
+        for b in range(1, m.nbody):
+            if m.body_jntnum[b] == 1 and m.jnt_type[m.body_jntadr[b]] == mujoco.mjtJoint.mjJNT_FREE:
+                free_adr[b] = m.jnt_qposadr[m.body_jntadr[b]]
+                free_dof[b] = m.jnt_dofadr[m.body_jntadr[b]]
+        index = BodyIndex()
+        for name, values in (("qposadr", free_adr), ("dofadr", free_dof), ("cvel_ref", ref)):
+            setattr(index, name, wp.array(values.astype(np.int32), dtype=int, device="cpu"))
+        return ("subtree_com" if articulated else "xipos"), index
 
     # ------------------------------------------------------------- simulation
     def forward(self) -> None:
@@ -115,9 +164,8 @@ class OrbitData:
     def step(self, nstep: int = 1) -> None:
         """Advance every world by `nstep` MuJoCo timesteps with the orbit layer."""
         for _ in range(nstep):
-            self._loads.launch()
+            self._loads_and_advance.launch()
             self.backend.step()
-            self._advance.launch()
 
     def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
                   worlds: np.ndarray | list[int] | None = None) -> None:

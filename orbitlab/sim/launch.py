@@ -26,6 +26,7 @@ class WorldLaunch:
     """A recorded kernel launch over `nworld` worlds, replayed with `launch()`."""
 
     def __init__(self, kernel, nworld: int, inputs: list, device: str, nthread: int = 1):
+        """Record `kernel(world_offset, *inputs)` over `nthread` chunks (0: all CPUs)."""
         nchunk = min(resolve_thread_count(nthread), nworld) if device == "cpu" else 1
         bounds = [nworld * i // nchunk for i in range(nchunk + 1)]
         self._launches = [

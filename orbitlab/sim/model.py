@@ -11,7 +11,7 @@ import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.orbit.types import CentralBody, central_body_struct
-from orbitlab.sim.kernels import Elements, Switches
+from orbitlab.sim.records import Elements, Switches
 from orbitlab.sim.spec import OrbitLayerCfg
 
 # Element table columns: (struct field, row key, warp dtype) per element kind.
@@ -75,6 +75,7 @@ class OrbitModel:
         sw.timestep = self.timestep
         sw.orbit_substeps = self.orbit_substeps
         sw.segment_steps = self.segment_steps
+        sw.from_qpos = 0
         return sw
 
     def elements(self, device: str) -> Elements:
@@ -94,7 +95,7 @@ class OrbitModel:
         return el
 
     def make_data(self, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                  nthread: int = 0, backend: str = "cpu"):
+                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 1):
         """Allocate `nworld` worlds, each starting on `orbit` (one, or one per world).
 
         Args:
@@ -102,7 +103,11 @@ class OrbitModel:
             orbit: initial chief state(s); None is a 400 km circular equatorial orbit.
             nthread: CPU threads for MuJoCo's batch (0: all cores).
             backend: 'cpu' (mujoco.batch, float64).
+            kernel_threads: CPU threads for the orbit-layer kernel (0: all cores).
+                One is the default: on a small machine MuJoCo's own thread pool
+                is still busy around the step, and splitting the kernel loses.
         """
         from orbitlab.sim.data import OrbitData
 
-        return OrbitData(self, nworld=nworld, orbit=orbit, nthread=nthread, backend=backend)
+        return OrbitData(self, nworld=nworld, orbit=orbit, nthread=nthread, backend=backend,
+                         kernel_threads=kernel_threads)

@@ -1,0 +1,75 @@
+"""Body kinematics for the kernels, read from one of two sources.
+
+* `from_qpos`: every body other than the world is a free-floating root (one
+  free joint, world parent). Its pose and velocity follow directly from the
+  state rows qpos/qvel, so no derived MuJoCo field has to be bound (on the CPU
+  backend each bound output field is copied out of every world after every
+  call, which costs more than deriving them here).
+* otherwise: MuJoCo's derived fields xipos, xmat, cvel (and subtree_com for
+  articulated trees), current after a step with stage mjSTAGE_VEL.
+
+Arrays are generic (float64 on the CPU backend, float32 on MuJoCo-Warp); every
+value is cast to float64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import warp as wp
+
+f64 = wp.float64
+vec3d = wp.vec3d
+
+
+@wp.struct
+class BodyIndex:
+    """Per-body integer tables for the kinematics."""
+
+    qposadr: wp.array(dtype=int)  # free joint's qpos address (from_qpos)
+    dofadr: wp.array(dtype=int)  # free joint's dof address (from_qpos)
+    cvel_ref: wp.array(dtype=int)  # body whose ref_pos row is cvel's reference point
+
+
+@wp.func
+def body_rotation(from_qpos: int, idx: BodyIndex, qpos: Any, xmat: Any, w: int,
+                  b: int) -> wp.mat33d:
+    """Q: world-from-body rotation of body b (MuJoCo's xmat)."""
+    if from_qpos != 0:
+        a = idx.qposadr[b]
+        q = wp.quatd(f64(qpos[w, a + 4]), f64(qpos[w, a + 5]), f64(qpos[w, a + 6]),
+                     f64(qpos[w, a + 3]))  # MuJoCo (w, x, y, z) -> Warp (x, y, z, w)
+        return wp.quat_to_matrix(wp.normalize(q))
+    return wp.mat33d(xmat[w, b])
+
+
+@wp.func
+def body_com(from_qpos: int, idx: BodyIndex, qpos: Any, xipos: Any, Q: wp.mat33d,
+             ipos: wp.vec3d, w: int, b: int) -> wp.vec3d:
+    """Body b's COM in the chief frame, m (MuJoCo's xipos = xpos + Q ipos)."""
+    if from_qpos != 0:
+        a = idx.qposadr[b]
+        return vec3d(f64(qpos[w, a]), f64(qpos[w, a + 1]), f64(qpos[w, a + 2])) + Q @ ipos
+    return vec3d(xipos[w, b])
+
+
+@wp.func
+def body_velocity(from_qpos: int, idx: BodyIndex, qvel: Any, cvel: Any, ref_pos: Any,
+                  com: wp.vec3d, Q: wp.mat33d, ipos: wp.vec3d, w: int, b: int):
+    """Angular velocity (rad/s) and COM linear velocity (m/s) of body b, world axes.
+
+    Free joint: omega = Q qvel[3:6] (qvel's rotation is in body axes), and the COM
+    moves at qvel[0:3] + omega x (Q ipos). Otherwise MuJoCo's cvel, a spatial
+    velocity about the subtree COM of the body's root, shifted to the body COM
+    by omega x (xipos - ref_pos[root]); so articulated bodies get their own COM
+    velocity.
+    """
+    if from_qpos != 0:
+        d = idx.dofadr[b]
+        omega = Q @ vec3d(f64(qvel[w, d + 3]), f64(qvel[w, d + 4]), f64(qvel[w, d + 5]))
+        v0 = vec3d(f64(qvel[w, d]), f64(qvel[w, d + 1]), f64(qvel[w, d + 2]))
+        return omega, v0 + wp.cross(omega, Q @ ipos)
+    v = cvel[w, b]
+    omega = vec3d(f64(v[0]), f64(v[1]), f64(v[2]))
+    lin = vec3d(f64(v[3]), f64(v[4]), f64(v[5]))
+    return omega, lin + wp.cross(omega, com - vec3d(ref_pos[w, idx.cvel_ref[b]]))
