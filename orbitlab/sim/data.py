@@ -27,8 +27,8 @@ from orbitlab.orbit.constants import OrbitInit
 from orbitlab.sim.cpu_backend import CpuBackend, wrap
 from orbitlab.sim.kernels import loads_kernel
 from orbitlab.sim.kinematics import BodyIndex
-from orbitlab.sim.records import WorldState
 from orbitlab.sim.launch import WorldLaunch
+from orbitlab.sim.records import WorldState
 
 _WORLD_VECTORS = ("R", "V", "a_feedback", "seg_R0", "seg_V0", "seg_R1", "seg_V1", "seg_a_sum",
                   "sun_eci", "mag_field_eci")

@@ -206,7 +206,7 @@ def loads_kernel(
     # Momentum devices: internal torques with gyroscopic coupling.
     for i in range(el.rw_body.shape[0] + el.cmg_body.shape[0]):
         nrw = el.rw_body.shape[0]
-        b = int(0)
+        b = 0
         if i < nrw:
             b = el.rw_body[i]
         else:
