@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=50, help="steps per trial")
     parser.add_argument("--trials", type=int, default=7, help="interleaved trials (median)")
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
-    parser.add_argument("--kernel-threads", type=int, default=1,
+    parser.add_argument("--kernel-threads", type=int, default=0,
                         help="orbit-layer kernel CPU threads (0: all)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = parser.parse_args(argv)

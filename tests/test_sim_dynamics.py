@@ -18,6 +18,7 @@ from orbitlab.orbit.frames import cw_propagate, lvlh_angular_velocity, lvlh_rota
 
 def angular_momentum(data, body: int = 1) -> np.ndarray:
     """World angular momentum of a free body about its COM, N m s, (nworld, 3)."""
+    data.forward()  # derived fields (ximat, cvel) at the current state
     m = data.model.mj_model
     ximat = data.bind("ximat").reshape(data.nworld, -1, 3, 3)[:, body]
     omega = data.bind("cvel")[:, body, :3]
@@ -78,6 +79,7 @@ def wheel_spec(max_speed: float = 600.0, timestep: float = 0.005) -> SimSpec:
 
 
 def total_momentum_with_wheels(data) -> np.ndarray:
+    data.forward()
     xmat = data.bind("xmat").reshape(data.nworld, -1, 3, 3)[:, 1]
     wheels = np.einsum("nij,nj->ni", xmat, data.wheel_momentum)  # axes are body x, y, z
     return angular_momentum(data) + wheels
@@ -125,6 +127,7 @@ def cmg_momentum_drift(timestep: float) -> tuple[float, object]:
     data = spec.compile().make_data(orbit=circular_orbit())
 
     def total():
+        data.forward()
         xmat = data.bind("xmat").reshape(-1, 3, 3)[1]  # world 0, body 1
         delta = data.cmg_angle[0, 0]
         return angular_momentum(data)[0] + 0.5 * xmat @ np.array([np.cos(delta), np.sin(delta), 0])

@@ -32,7 +32,7 @@ class PhysicsBenchCfg:
     """Interleaved trials per stepper; the median is reported."""
     nthread: int = 0
     """CPU threads of MuJoCo's batch (0: all cores), for both steppers."""
-    kernel_threads: int = 1
+    kernel_threads: int = 0
     """CPU threads of the orbit-layer kernel (0: all cores)."""
 
 

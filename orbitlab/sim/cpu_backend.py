@@ -68,8 +68,18 @@ class CpuBackend:
     def forward(self) -> None:
         self.batch.forward()
 
-    def step(self) -> None:
-        self.batch.step(stage=mujoco.mjtStage.mjSTAGE_VEL)
+    def step(self, derived: bool = True) -> None:
+        """One MuJoCo step of every world.
+
+        Args:
+            derived: leave position/velocity-derived fields current at the new state
+                (stage mjSTAGE_VEL); otherwise they describe the state before the
+                step, as after mj_step, which spares ~25% of MuJoCo's work per step.
+        """
+        if derived:
+            self.batch.step(stage=mujoco.mjtStage.mjSTAGE_VEL)
+        else:
+            self.batch.step()
 
     def reset(self, ids: np.ndarray | None) -> None:
         self.batch.reset(ids=ids, stage=mujoco.mjtStage.mjSTAGE_NONE)

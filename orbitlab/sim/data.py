@@ -26,7 +26,7 @@ import warp as wp
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.sim.cpu_backend import CpuBackend, wrap
 from orbitlab.sim.kernels import loads_kernel
-from orbitlab.sim.kinematics import BodyIndex
+from orbitlab.sim.kinematics import BodyFrames, BodyIndex
 from orbitlab.sim.launch import WorldLaunch
 from orbitlab.sim.records import WorldState
 
@@ -70,7 +70,7 @@ class OrbitData:
     """State and buffers of `nworld` orbit-coupled worlds on one backend."""
 
     def __init__(self, model, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                 nthread: int = 0, backend: str = "cpu", kernel_threads: int = 1):
+                 nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0):
         if backend != "cpu":
             raise ValueError(f"unknown backend '{backend}' (available: 'cpu')")
         if int(nworld) < 1:
@@ -101,6 +101,10 @@ class OrbitData:
                            mag_field_eci=self._np["mag_field_eci"],
                            atm_omega=np.broadcast_to(omega, (self.nworld, 3)),
                            atm_density=self._np["atm_density"])
+        self._frames = BodyFrames()
+        for name, dtype in (("Q", wp.mat33d), ("com", wp.vec3d), ("omega", wp.vec3d),
+                            ("v_com", wp.vec3d)):
+            setattr(self._frames, name, wp.zeros((self.nworld, nbody), dtype=dtype, device="cpu"))
         self._elements = model.elements("cpu")
         self._switches = model.switches()
         self._switches.from_qpos = int(all_free_floating(model.mj_model))
@@ -124,6 +128,7 @@ class OrbitData:
 
         ref_pos, index = self._body_index()
         inputs = [self.model.central_body, self._switches, self._elements, self._state, index,
+                  self._frames,
                   field("qpos"), field("qvel"), derived("xipos"), derived("xmat"),
                   derived("cvel"), derived(ref_pos), mdl["body_mass"], mdl["body_inertia"],
                   mdl["body_ipos"], mdl["body_irot"], wrap(self._xfrc_user, wp.spatial_vectord),
@@ -165,7 +170,7 @@ class OrbitData:
         """Advance every world by `nstep` MuJoCo timesteps with the orbit layer."""
         for _ in range(nstep):
             self._loads_and_advance.launch()
-            self.backend.step()
+            self.backend.step(derived=not self._switches.from_qpos)
 
     def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
                   worlds: np.ndarray | list[int] | None = None) -> None:
@@ -263,15 +268,17 @@ class OrbitData:
         raise AttributeError(name)
 
     def wheel_speed(self) -> np.ndarray:
-        """Wheel speeds relative to their bodies, rad/s, (nworld, nwheel)."""
+        """Wheel speeds relative to their bodies, rad/s, (nworld, nwheel).
+
+        h/I_w - a.omega with the current wheel momentum h and the body attitude and
+        rate the kernel last evaluated (the start of the last step, or the last
+        forward()); the body-rate part changes by far less than a step's torque.
+        """
         rows = self.model.rows["wheels"]
-        if not rows:
-            return np.zeros((self.nworld, 0))
-        xmat = self.bind("xmat").reshape(self.nworld, -1, 3, 3)
-        omega = self.bind("cvel")[:, :, :3]
         speeds = np.empty((self.nworld, len(rows)))
+        Q, omega = self._frames.Q.numpy(), self._frames.omega.numpy()
         for i, row in enumerate(rows):
-            axis = xmat[:, row["body"]] @ row["axis"]
+            axis = Q[:, row["body"]] @ row["axis"]
             spin = np.einsum("ni,ni->n", axis, omega[:, row["body"]])
             speeds[:, i] = self._np["wheel_momentum"][:, i] / row["inertia"] - spin
         return speeds

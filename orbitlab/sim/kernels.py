@@ -33,7 +33,13 @@ from orbitlab.orbit.gravity import differential_gravity_accel, gravity_gradient_
 from orbitlab.orbit.loads import drag_force, magnetic_torque, srp_force
 from orbitlab.orbit.types import CentralBody
 from orbitlab.sim.advance import advance_world
-from orbitlab.sim.kinematics import BodyIndex, body_com, body_rotation, body_velocity
+from orbitlab.sim.kinematics import (
+    BodyFrames,
+    BodyIndex,
+    body_com,
+    body_rotation,
+    body_velocity,
+)
 from orbitlab.sim.records import Elements, Switches, WorldState
 
 f64 = wp.float64
@@ -111,7 +117,7 @@ def cmg_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q:
 @wp.kernel
 def loads_kernel(
     world_offset: int, advance: int, body: CentralBody, sw: Switches, el: Elements,
-    state: WorldState, idx: BodyIndex,
+    state: WorldState, idx: BodyIndex, frames: BodyFrames,
     qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any), xipos: wp.array2d(dtype=Any),
     xmat: wp.array2d(dtype=Any), cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
     body_mass: wp.array2d(dtype=Any), body_inertia: wp.array2d(dtype=Any),
@@ -142,16 +148,22 @@ def loads_kernel(
     row_ipos = model_row(body_ipos.shape[0], w)
     row_irot = model_row(body_irot.shape[0], w)
 
-    # Differential gravity and gravity-gradient torque on every massive body.
+    # Kinematics of every body once; then differential gravity and gravity gradient.
     M = f64(0.0)
     for b in range(1, nbody):  # body 0 is the world
+        Q = body_rotation(kq, idx, qpos, xmat, w, b)
+        ipos = vec3d(body_ipos[row_ipos, b])
+        x = body_com(kq, idx, qpos, xipos, Q, ipos, w, b)
+        omega, v_com = body_velocity(kq, idx, qvel, cvel, ref_pos, x, Q, ipos, w, b)
+        frames.Q[w, b] = Q
+        frames.com[w, b] = x
+        frames.omega[w, b] = omega
+        frames.v_com[w, b] = v_com
         m = f64(body_mass[row_mass, b])
         force = zero
         torque = zero
         if m > f64(0.0):
             M += m
-            Q = body_rotation(kq, idx, qpos, xmat, w, b)
-            x = body_com(kq, idx, qpos, xipos, Q, vec3d(body_ipos[row_ipos, b]), w, b)
             delta = f64(1.0e-3) * x
             force = f64(1.0e3) * m * differential_gravity_accel(body, sw.use_j2, R, delta)
             if sw.use_gravity_gradient != 0:
@@ -164,16 +176,14 @@ def loads_kernel(
     # Drag and SRP on each plate, evaluated at its own position.
     for s in range(el.surf_body.shape[0]):
         b = el.surf_body[s]
-        Q = body_rotation(kq, idx, qpos, xmat, w, b)
-        ipos = vec3d(body_ipos[row_ipos, b])
-        x = body_com(kq, idx, qpos, xipos, Q, ipos, w, b)
+        Q = frames.Q[w, b]
         n = Q @ el.surf_normal[s]
         c = Q @ el.surf_cop[s]
-        rp = R + f64(1.0e-3) * (x + c)
+        rp = R + f64(1.0e-3) * (frames.com[w, b] + c)
         force = zero
         if sw.use_drag != 0 and el.surf_drag[s] != 0:
-            omega, v_com = body_velocity(kq, idx, qvel, cvel, ref_pos, x, Q, ipos, w, b)
-            u = f64(1.0e3) * V + v_com + wp.cross(omega, c) - atmosphere_velocity(body, rp)
+            u = (f64(1.0e3) * V + frames.v_com[w, b] + wp.cross(frames.omega[w, b], c)
+                 - atmosphere_velocity(body, rp))
             force += drag_force(atmosphere_density(body, rp), u, n, el.surf_area[s],
                                 el.surf_cd[s])
         if sw.use_srp != 0 and el.surf_srp[s] != 0:
@@ -185,7 +195,7 @@ def loads_kernel(
     # Thrusters: force along the body direction at a point given from the body origin.
     for i in range(el.thr_body.shape[0]):
         b = el.thr_body[i]
-        Q = body_rotation(kq, idx, qpos, xmat, w, b)
+        Q = frames.Q[w, b]
         f = wp.clamp(state.thruster_force[w, i], f64(0.0), el.thr_max[i])
         force = f * (Q @ el.thr_dir[i])
         arm = Q @ (el.thr_pos[i] - vec3d(body_ipos[row_ipos, b]))
@@ -195,12 +205,12 @@ def loads_kernel(
     if sw.use_magnetic != 0:
         for i in range(el.dip_body.shape[0]):
             b = el.dip_body[i]
-            m_world = body_rotation(kq, idx, qpos, xmat, w, b) @ el.dip_moment[i]
+            m_world = frames.Q[w, b] @ el.dip_moment[i]
             add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
         for i in range(el.mtq_body.shape[0]):
             b = el.mtq_body[i]
             dipole = wp.clamp(state.mtq_dipole[w, i], -el.mtq_max[i], el.mtq_max[i])
-            m_world = dipole * (body_rotation(kq, idx, qpos, xmat, w, b) @ el.mtq_axis[i])
+            m_world = dipole * (frames.Q[w, b] @ el.mtq_axis[i])
             add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
 
     # Momentum devices: internal torques with gyroscopic coupling.
@@ -211,15 +221,11 @@ def loads_kernel(
             b = el.rw_body[i]
         else:
             b = el.cmg_body[i - nrw]
-        Q = body_rotation(kq, idx, qpos, xmat, w, b)
-        ipos = vec3d(body_ipos[row_ipos, b])
-        x = body_com(kq, idx, qpos, xipos, Q, ipos, w, b)
-        omega, v_com = body_velocity(kq, idx, qvel, cvel, ref_pos, x, Q, ipos, w, b)
         torque = zero
         if i < nrw:
-            torque = wheel_torque(el, state, w, i, Q, omega)
+            torque = wheel_torque(el, state, w, i, frames.Q[w, b], frames.omega[w, b])
         else:
-            torque = cmg_torque(sw, el, state, w, i - nrw, Q, omega)
+            torque = cmg_torque(sw, el, state, w, i - nrw, frames.Q[w, b], frames.omega[w, b])
         add_wrench(wrench, w, b, zero, torque)
 
     # Reference-orbit feedback and the origin-acceleration correction.

@@ -31,6 +31,16 @@ class BodyIndex:
     cvel_ref: wp.array(dtype=int)  # body whose ref_pos row is cvel's reference point
 
 
+@wp.struct
+class BodyFrames:
+    """Per-world, per-body kinematics cache filled once per launch (float64)."""
+
+    Q: wp.array2d(dtype=wp.mat33d)  # world-from-body rotation
+    com: wp.array2d(dtype=wp.vec3d)  # COM in the chief frame, m
+    omega: wp.array2d(dtype=wp.vec3d)  # angular velocity, world axes, rad/s
+    v_com: wp.array2d(dtype=wp.vec3d)  # COM velocity, world axes, m/s
+
+
 @wp.func
 def body_rotation(from_qpos: int, idx: BodyIndex, qpos: Any, xmat: Any, w: int,
                   b: int) -> wp.mat33d:

@@ -95,7 +95,7 @@ class OrbitModel:
         return el
 
     def make_data(self, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 1):
+                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0):
         """Allocate `nworld` worlds, each starting on `orbit` (one, or one per world).
 
         Args:
@@ -103,9 +103,9 @@ class OrbitModel:
             orbit: initial chief state(s); None is a 400 km circular equatorial orbit.
             nthread: CPU threads for MuJoCo's batch (0: all cores).
             backend: 'cpu' (mujoco.batch, float64).
-            kernel_threads: CPU threads for the orbit-layer kernel (0: all cores).
-                One is the default: on a small machine MuJoCo's own thread pool
-                is still busy around the step, and splitting the kernel loses.
+            kernel_threads: CPU threads for the orbit-layer kernel (0: all cores);
+                worlds are split in contiguous chunks, results are identical for
+                any count.
         """
         from orbitlab.sim.data import OrbitData
 
