@@ -1,8 +1,11 @@
 """Throughput benchmarks of orbitlab.
 
     python scripts/benchmark.py physics [--nworld 1024 4096] [--json out.json]
+    python scripts/benchmark.py physics --backend warp [--device cuda:0] [--nworld 1 64 512 ...]
 
-Modes: physics (orbit-coupled step vs plain MuJoCo step, same model, same run).
+Modes: physics (orbit-coupled step vs plain MuJoCo / MuJoCo-Warp step, same model,
+same run). With --fresh-kernel-cache, Warp compiles every kernel anew into a
+temporary cache, so the reported start-up time is the real compile time.
 """
 
 from __future__ import annotations
@@ -23,12 +26,31 @@ def write_json_atomically(path: Path, payload: dict) -> None:
     os.replace(tmp, path)
 
 
+def run_warp(args) -> dict:
+    from orbitlab.bench.physics_warp import WarpBenchCfg, format_physics_warp, measure_physics_warp
+    from orbitlab.sim.backends.warp import default_device
+
+    device = args.device or default_device()
+    default = (1, 64, 512, 4096, 16384, 65536) if device.startswith("cuda") else (1, 64, 512)
+    results = measure_physics_warp(WarpBenchCfg(nworlds=tuple(args.nworld or default),
+                                                steps=args.steps, trials=args.trials,
+                                                device=device))
+    print("physics benchmark (warp backend)")
+    print(format_physics_warp(results))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["physics"], help="what to measure")
-    parser.add_argument("--backend", choices=["cpu"], default="cpu")
-    parser.add_argument("--nworld", type=int, nargs="+", default=[1024, 4096])
+    parser.add_argument("--backend", choices=["cpu", "warp"], default="cpu")
+    parser.add_argument("--device", default=None, help="Warp device for --backend warp")
+    parser.add_argument("--nworld", type=int, nargs="+", default=None,
+                        help="world counts (cpu: 1024 4096; warp: 1 .. 65536 on a GPU, "
+                             "1 64 512 on Warp's CPU device)")
+    parser.add_argument("--fresh-kernel-cache", action="store_true",
+                        help="compile Warp kernels into a new temporary cache")
     parser.add_argument("--steps", type=int, default=50, help="steps per trial")
     parser.add_argument("--trials", type=int, default=7, help="interleaved trials (median)")
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
@@ -36,16 +58,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="orbit-layer kernel CPU threads (0: all)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
-    if any(n < 1 for n in args.nworld):
+    if args.nworld is not None and any(n < 1 for n in args.nworld):
         parser.error("--nworld values must be >= 1")
+    if args.fresh_kernel_cache:
+        import warp as wp
 
-    from orbitlab.bench.physics import PhysicsBenchCfg, format_physics, measure_physics
+        wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="orbitlab-warp-cache-")
 
-    results = measure_physics(PhysicsBenchCfg(nworlds=tuple(args.nworld), steps=args.steps,
-                                              trials=args.trials, nthread=args.nthread,
-                                              kernel_threads=args.kernel_threads))
-    print(f"physics benchmark ({args.backend} backend, {os.cpu_count()} CPUs)")
-    print(format_physics(results))
+    if args.backend == "warp":
+        results = run_warp(args)
+    else:
+        from orbitlab.bench.physics import PhysicsBenchCfg, format_physics, measure_physics
+
+        nworlds = tuple(args.nworld or (1024, 4096))
+        results = measure_physics(PhysicsBenchCfg(nworlds=nworlds, steps=args.steps,
+                                                  trials=args.trials, nthread=args.nthread,
+                                                  kernel_threads=args.kernel_threads))
+        print(f"physics benchmark (cpu backend, {os.cpu_count()} CPUs)")
+        print(format_physics(results))
     if args.json:
         write_json_atomically(args.json, {"physics": results})
         print(f"wrote {args.json}")

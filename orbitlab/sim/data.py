@@ -1,30 +1,36 @@
 """Batched orbit-coupled data: `nworld` worlds, each with its own chief orbit.
 
-On the CPU backend every array here is a numpy array that the kernels see
-through zero-copy Warp views, so reading or writing it from Python is direct.
-Derived MuJoCo fields (xipos, xmat, cvel, ...) are current after `forward()` and
-after every `step()`; after editing qpos/qvel by hand, call `forward()`.
-
 Per world: chief `R` (km), `V` (km/s), environment time `t` (s since J2000),
 `env` (Sun direction, illumination, field, atmosphere at the chief),
 `wrench_buffer` (the orbit layer's world force and COM torque on each body,
 N and N m) and the actuator commands and states.
 
-As with MuJoCo's own derived fields after mj_step, `env`, `wrench_buffer` and
-`a_feedback` after `step()` describe the loads applied during the last step
+Where the arrays live depends on the backend:
+* `cpu`: every array is a live numpy view that the kernel also sees through a
+  zero-copy Warp array, so reading or writing it from Python is direct.
+* `warp`: arrays are Warp device arrays (the same objects the kernel and
+  MuJoCo-Warp use). Read them with `.numpy()` (a host copy on a GPU), write with
+  `.assign(...)`, or use `data.torch(name)` for a zero-copy torch view.
+
+After `step()`, as with MuJoCo's own derived fields after mj_step, `env`,
+`wrench_buffer` and `a_feedback` describe the loads applied during that step
 (evaluated at its start); `forward()` re-evaluates them at the current state.
+In free-body scenes MuJoCo's derived fields (xpos, xmat, cvel, ...) after
+`step()` describe the state before the step; call `forward()` before reading
+them. After editing qpos/qvel by hand, call `forward()`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
 import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
-from orbitlab.sim.cpu_backend import CpuBackend, wrap
+from orbitlab.sim.backends import make_backend
 from orbitlab.sim.kernels import loads_kernel
 from orbitlab.sim.kinematics import BodyFrames, BodyIndex
 from orbitlab.sim.launch import WorldLaunch
@@ -34,10 +40,10 @@ _WORLD_VECTORS = ("R", "V", "a_feedback", "seg_R0", "seg_V0", "seg_R1", "seg_V1"
                   "sun_eci", "mag_field_eci")
 _WORLD_SCALARS = ("t", "t_anchor", "eclipse", "atm_density")
 # Actuator arrays: (field, element kind).
-_ACTUATOR_ARRAYS = (("thruster_force", "thrusters"), ("wheel_torque", "wheels"),
-                    ("wheel_torque_applied", "wheels"), ("wheel_momentum", "wheels"),
-                    ("mtq_dipole", "magnetorquers"), ("cmg_rate", "cmgs"),
-                    ("cmg_rate_applied", "cmgs"), ("cmg_angle", "cmgs"))
+ACTUATOR_ARRAYS = (("thruster_force", "thrusters"), ("wheel_torque", "wheels"),
+                   ("wheel_torque_applied", "wheels"), ("wheel_momentum", "wheels"),
+                   ("mtq_dipole", "magnetorquers"), ("cmg_rate", "cmgs"),
+                   ("cmg_rate_applied", "cmgs"), ("cmg_angle", "cmgs"))
 
 
 def all_free_floating(m: mujoco.MjModel) -> bool:
@@ -54,15 +60,15 @@ def all_free_floating(m: mujoco.MjModel) -> bool:
 class EnvView:
     """The environment at each world's chief (live arrays, shape (nworld, ...))."""
 
-    sun_eci: np.ndarray
+    sun_eci: Any
     """Unit ECI vector toward the Sun."""
-    eclipse: np.ndarray
+    eclipse: Any
     """Illumination factor at the chief: 1 lit, 0 in shadow (fractional with penumbra)."""
-    mag_field_eci: np.ndarray
+    mag_field_eci: Any
     """Dipole field at the chief, T."""
     atm_omega: np.ndarray
     """Rotation vector of the co-rotating atmosphere, rad/s (the same for every world)."""
-    atm_density: np.ndarray
+    atm_density: Any
     """Atmospheric density at the chief, kg/m^3."""
 
 
@@ -70,52 +76,57 @@ class OrbitData:
     """State and buffers of `nworld` orbit-coupled worlds on one backend."""
 
     def __init__(self, model, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                 nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0):
-        if backend != "cpu":
-            raise ValueError(f"unknown backend '{backend}' (available: 'cpu')")
+                 nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0,
+                 device: str | None = None, **backend_options):
         if int(nworld) < 1:
             raise ValueError(f"nworld must be >= 1, got {nworld}")
         self.model = model
         self.nworld = int(nworld)
         self._kernel_threads = kernel_threads
-        self.backend = CpuBackend(model.mj_model, self.nworld, nthread=nthread)
+        self.backend = make_backend(backend, model.mj_model, self.nworld, nthread=nthread,
+                                    device=device, **backend_options)
+        self.device = self.backend.device
+        self._arrays: dict[str, wp.array] = {}
+        self._state = self._make_state()
         nbody = model.mj_model.nbody
-        self._np: dict[str, np.ndarray] = {}
-        state = WorldState()
-        for name in _WORLD_VECTORS:
-            state_array = self._alloc(name, (self.nworld, 3), np.float64)
-            setattr(state, name, wrap(state_array, wp.vec3d))
-        for name in _WORLD_SCALARS:
-            setattr(state, name, wrap(self._alloc(name, (self.nworld,), np.float64), wp.float64))
-        state.nstep = wrap(self._alloc("nstep", (self.nworld,), np.int64), wp.int64)
-        state.seg_k = wrap(self._alloc("seg_k", (self.nworld,), np.int32), int)
-        for name, kind in _ACTUATOR_ARRAYS:
-            shape = (self.nworld, model.count(kind))
-            setattr(state, name, wp.array(self._alloc(name, shape, np.float64), dtype=wp.float64,
-                                          device="cpu", copy=False))
-        self._state = state
-        self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody, 6), np.float64)
-        self._wrench = self._alloc("wrench", (self.nworld, nbody, 6), np.float64)
-        omega = np.asarray(model.orbit.central_body.omega, dtype=np.float64)
-        self.env = EnvView(sun_eci=self._np["sun_eci"], eclipse=self._np["eclipse"],
-                           mag_field_eci=self._np["mag_field_eci"],
-                           atm_omega=np.broadcast_to(omega, (self.nworld, 3)),
-                           atm_density=self._np["atm_density"])
+        self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody), wp.spatial_vectord)
+        self._wrench = self._alloc("wrench", (self.nworld, nbody), wp.spatial_vectord)
         self._frames = BodyFrames()
         for name, dtype in (("Q", wp.mat33d), ("com", wp.vec3d), ("omega", wp.vec3d),
                             ("v_com", wp.vec3d)):
-            setattr(self._frames, name, wp.zeros((self.nworld, nbody), dtype=dtype, device="cpu"))
-        self._elements = model.elements("cpu")
+            setattr(self._frames, name, self._alloc(f"frames_{name}", (self.nworld, nbody), dtype))
+        omega = np.asarray(model.orbit.central_body.omega, dtype=np.float64)
+        native = self.backend.native
+        self.env = EnvView(sun_eci=native(self._arrays["sun_eci"]),
+                           eclipse=native(self._arrays["eclipse"]),
+                           mag_field_eci=native(self._arrays["mag_field_eci"]),
+                           atm_omega=np.broadcast_to(omega, (self.nworld, 3)),
+                           atm_density=native(self._arrays["atm_density"]))
+        self._elements = model.elements(self.device)
         self._switches = model.switches()
         self._switches.from_qpos = int(all_free_floating(model.mj_model))
+        self._graph = None
         self._record_launches()
         self.set_orbit(orbit)
 
     # ----------------------------------------------------------------- buffers
-    def _alloc(self, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-        array = np.zeros(shape, dtype=dtype)
-        self._np[name] = array
+    def _alloc(self, name: str, shape: tuple[int, ...], dtype) -> wp.array:
+        array = self.backend.alloc(shape, dtype)
+        self._arrays[name] = array
         return array
+
+    def _make_state(self) -> WorldState:
+        state = WorldState()
+        for name in _WORLD_VECTORS:
+            setattr(state, name, self._alloc(name, (self.nworld,), wp.vec3d))
+        for name in _WORLD_SCALARS:
+            setattr(state, name, self._alloc(name, (self.nworld,), wp.float64))
+        state.nstep = self._alloc("nstep", (self.nworld,), wp.int64)
+        state.seg_k = self._alloc("seg_k", (self.nworld,), int)
+        for name, kind in ACTUATOR_ARRAYS:
+            setattr(state, name, self._alloc(name, (self.nworld, self.model.count(kind)),
+                                             wp.float64))
+        return state
 
     def _record_launches(self) -> None:
         """Record the loads launch (with and without advancing) once; replays skip packing."""
@@ -128,15 +139,15 @@ class OrbitData:
 
         ref_pos, index = self._body_index()
         inputs = [self.model.central_body, self._switches, self._elements, self._state, index,
-                  self._frames,
-                  field("qpos"), field("qvel"), derived("xipos"), derived("xmat"),
+                  self._frames, field("qpos"), field("qvel"), derived("xipos"), derived("xmat"),
                   derived("cvel"), derived(ref_pos), mdl["body_mass"], mdl["body_inertia"],
-                  mdl["body_ipos"], mdl["body_irot"], wrap(self._xfrc_user, wp.spatial_vectord),
-                  wrap(self._wrench, wp.spatial_vectord), field("xfrc_applied")]
-        self._loads = WorldLaunch(loads_kernel, self.nworld, device="cpu",
+                  mdl["body_ipos"], mdl["body_irot"], self._xfrc_user, self._wrench,
+                  field("xfrc_applied")]
+        self._loads = WorldLaunch(loads_kernel, self.nworld, device=self.device,
                                   nthread=self._kernel_threads, inputs=[0, *inputs])
-        self._loads_and_advance = WorldLaunch(loads_kernel, self.nworld, device="cpu",
+        self._loads_and_advance = WorldLaunch(loads_kernel, self.nworld, device=self.device,
                                               nthread=self._kernel_threads, inputs=[1, *inputs])
+        self._graph = None
 
     def _body_index(self) -> tuple[str, BodyIndex]:
         """The kinematics tables, and which field holds cvel's reference points.
@@ -157,8 +168,18 @@ class OrbitData:
                 free_dof[b] = m.jnt_dofadr[m.body_jntadr[b]]
         index = BodyIndex()
         for name, values in (("qposadr", free_adr), ("dofadr", free_dof), ("cvel_ref", ref)):
-            setattr(index, name, wp.array(values.astype(np.int32), dtype=int, device="cpu"))
+            setattr(index, name, wp.array(values.astype(np.int32), dtype=int, device=self.device))
         return ("subtree_com" if articulated else "xipos"), index
+
+    def _write_rows(self, name: str, rows: np.ndarray | slice, values) -> None:
+        """Host-side write of some worlds' rows of an orbit-layer array (explicit copy on GPU)."""
+        array = self._arrays[name]
+        if self.device == "cpu":
+            array.numpy()[rows] = values
+            return
+        host = array.numpy()
+        host[rows] = values
+        array.assign(host)
 
     # ------------------------------------------------------------- simulation
     def forward(self) -> None:
@@ -167,10 +188,25 @@ class OrbitData:
         self._loads.launch()
 
     def step(self, nstep: int = 1) -> None:
-        """Advance every world by `nstep` MuJoCo timesteps with the orbit layer."""
-        for _ in range(nstep):
-            self._loads_and_advance.launch()
-            self.backend.step(derived=not self._switches.from_qpos)
+        """Advance every world by `nstep` MuJoCo timesteps with the orbit layer.
+
+        On a CUDA device the whole step (orbit kernel + MuJoCo-Warp) is captured
+        once as a CUDA graph and replayed; buffer overflows are checked once per call.
+        """
+        derived = not self._switches.from_qpos
+        if self.device.startswith("cuda"):
+            if self._graph is None:
+                with wp.ScopedCapture(device=self.device) as capture:
+                    self._loads_and_advance.launch()
+                    self.backend.step(derived=derived)
+                self._graph = capture.graph
+            for _ in range(nstep):
+                wp.capture_launch(self._graph)
+        else:
+            for _ in range(nstep):
+                self._loads_and_advance.launch()
+                self.backend.step(derived=derived)
+        self.backend.check()
 
     def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
                   worlds: np.ndarray | list[int] | None = None) -> None:
@@ -179,19 +215,19 @@ class OrbitData:
         inits = orbit if isinstance(orbit, (list, tuple)) else [orbit or OrbitInit()] * len(ids)
         if len(inits) != len(ids):
             raise ValueError(f"got {len(inits)} orbits for {len(ids)} worlds")
-        for world, init in zip(ids, inits, strict=True):
-            R = np.asarray(init.R_eci, dtype=np.float64)
-            V = np.asarray(init.V_eci, dtype=np.float64)
-            if R.shape != (3,) or V.shape != (3,) or not np.all(np.isfinite(np.r_[R, V])):
-                raise ValueError(f"world {world}: R_eci and V_eci must be 3 finite numbers each")
-            if np.linalg.norm(R) <= self.model.orbit.central_body.radius:
-                raise ValueError(f"world {world}: |R_eci| = {np.linalg.norm(R):.3f} km is inside "
-                                 "the central body")
-            self._np["R"][world], self._np["V"][world] = R, V
-            t = init.resolved_time()
-            self._np["t"][world] = self._np["t_anchor"][world] = t
-        self._np["nstep"][ids] = 0
-        self._np["seg_k"][ids] = 0
+        R = np.empty((len(ids), 3))
+        V = np.empty((len(ids), 3))
+        t = np.empty(len(ids))
+        for k, (world, init) in enumerate(zip(ids, inits, strict=True)):
+            R[k] = _vector3(init.R_eci, world, "R_eci")
+            V[k] = _vector3(init.V_eci, world, "V_eci")
+            if np.linalg.norm(R[k]) <= self.model.orbit.central_body.radius:
+                raise ValueError(f"world {world}: |R_eci| = {np.linalg.norm(R[k]):.3f} km is "
+                                 "inside the central body")
+            t[k] = init.resolved_time()
+        for name, values in (("R", R), ("V", V), ("t", t), ("t_anchor", t), ("nstep", 0),
+                             ("seg_k", 0)):
+            self._write_rows(name, ids, values)
         self.forward()
 
     def reset(self, worlds: np.ndarray | list[int] | None = None,
@@ -199,76 +235,90 @@ class OrbitData:
         """Reset `worlds` (default all) to the model's defaults and the given orbit."""
         ids = None if worlds is None else np.asarray(worlds, dtype=np.int64)
         self.backend.reset(ids)
-        sel = slice(None) if ids is None else ids
-        for name, _ in _ACTUATOR_ARRAYS:
-            self._np[name][sel] = 0.0
-        for i, row in enumerate(self.model.rows["cmgs"]):
-            self._np["cmg_angle"][sel, i] = row["initial_angle"]
-        self._xfrc_user[sel] = 0.0
+        rows = slice(None) if ids is None else ids
+        for name, _ in ACTUATOR_ARRAYS:
+            self._write_rows(name, rows, 0.0)
+        initial = [row["initial_angle"] for row in self.model.rows["cmgs"]]
+        if initial:
+            self._write_rows("cmg_angle", rows, np.asarray(initial))
+        self._write_rows("xfrc_user", rows, 0.0)
         self.set_orbit(orbit, worlds=ids)
 
-    def expand(self, name: str) -> np.ndarray:
+    def expand(self, name: str):
         """Per-world values of a model field (e.g. 'body_mass', 'body_inertia'), live.
 
-        After writing body_inertia or body_mass, call `forward()`; see
-        `mujoco.batch.Batch.expand` for the fields that need set_const().
+        After writing body_inertia or body_mass, call `forward()`; on the CPU backend
+        see `mujoco.batch.Batch.expand` for the fields that need set_const().
         """
         values = self.backend.expand(name)
         self._record_launches()
         return values
 
     # ------------------------------------------------------------------ views
-    def bind(self, name: str) -> np.ndarray:
-        """A live (nworld, ...) array over an MjData field, e.g. 'qpos', 'qvel'."""
+    def bind(self, name: str):
+        """The (nworld, ...) MjData field, e.g. 'qpos', 'qvel' (live; see module doc)."""
         return self.backend.bind(name)
 
+    def torch(self, name: str):
+        """A zero-copy torch tensor over an orbit-layer array (e.g. 'R', 'thruster_force',
+        'wrench', 'xfrc_user') or an MjData field (e.g. 'qpos')."""
+        import torch
+
+        if name in self._arrays:
+            return wp.to_torch(self._arrays[name])
+        field = self.backend.bind(name)
+        return torch.from_numpy(field) if isinstance(field, np.ndarray) else wp.to_torch(field)
+
+    def _native(self, name: str):
+        return self.backend.native(self._arrays[name])
+
     @property
-    def R(self) -> np.ndarray:
+    def R(self):
         """Chief ECI position per world, km, (nworld, 3)."""
-        return self._np["R"]
+        return self._native("R")
 
     @property
-    def V(self) -> np.ndarray:
+    def V(self):
         """Chief ECI velocity per world, km/s, (nworld, 3)."""
-        return self._np["V"]
+        return self._native("V")
 
     @property
-    def t(self) -> np.ndarray:
+    def t(self):
         """Environment time per world, s since J2000, (nworld,)."""
-        return self._np["t"]
+        return self._native("t")
 
     @property
-    def time(self) -> np.ndarray:
+    def time(self):
         """MuJoCo time per world (elapsed since reset), s, (nworld,)."""
         return self.backend.bind("time")
 
     @property
-    def wrench_buffer(self) -> np.ndarray:
+    def wrench_buffer(self):
         """Orbit-layer world force (N) and COM torque (N m) per body, (nworld, nbody, 6).
 
         Includes the origin-acceleration correction and actuator contributions;
         excludes user forces in `xfrc_applied`.
         """
-        return self._wrench
+        return self._native("wrench")
 
     @property
-    def xfrc_applied(self) -> np.ndarray:
+    def xfrc_applied(self):
         """User-applied world force/torque per body, (nworld, nbody, 6); added to the loads."""
-        return self._xfrc_user
+        return self._native("xfrc_user")
 
     @property
-    def a_feedback(self) -> np.ndarray:
+    def a_feedback(self):
         """Chief acceleration from drag, SRP and thrusters this step, km/s^2, (nworld, 3)."""
-        return self._np["a_feedback"]
+        return self._native("a_feedback")
 
-    def __getattr__(self, name: str) -> np.ndarray:
+    def __getattr__(self, name: str):
         """Actuator arrays: thruster_force, wheel_torque, wheel_momentum, mtq_dipole, ..."""
-        if name != "_np" and name in self._np and name in dict(_ACTUATOR_ARRAYS):
-            return self._np[name]
+        if name in dict(ACTUATOR_ARRAYS) and "_arrays" in self.__dict__:
+            return self._native(name)
         raise AttributeError(name)
 
     def wheel_speed(self) -> np.ndarray:
-        """Wheel speeds relative to their bodies, rad/s, (nworld, nwheel).
+        """Wheel speeds relative to their bodies, rad/s, (nworld, nwheel), on the host.
 
         h/I_w - a.omega with the current wheel momentum h and the body attitude and
         rate the kernel last evaluated (the start of the last step, or the last
@@ -277,8 +327,17 @@ class OrbitData:
         rows = self.model.rows["wheels"]
         speeds = np.empty((self.nworld, len(rows)))
         Q, omega = self._frames.Q.numpy(), self._frames.omega.numpy()
+        momentum = self._arrays["wheel_momentum"].numpy()
         for i, row in enumerate(rows):
             axis = Q[:, row["body"]] @ row["axis"]
             spin = np.einsum("ni,ni->n", axis, omega[:, row["body"]])
-            speeds[:, i] = self._np["wheel_momentum"][:, i] / row["inertia"] - spin
+            speeds[:, i] = momentum[:, i] / row["inertia"] - spin
         return speeds
+
+
+def _vector3(value, world: int, name: str) -> np.ndarray:
+    vec = np.asarray(value, dtype=np.float64)
+    if vec.shape != (3,) or not np.all(np.isfinite(vec)):
+        raise ValueError(f"world {world}: R_eci and V_eci must be 3 finite numbers each "
+                         f"({name} = {value!r})")
+    return vec

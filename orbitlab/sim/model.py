@@ -95,19 +95,25 @@ class OrbitModel:
         return el
 
     def make_data(self, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0):
+                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0,
+                  device: str | None = None, **backend_options):
         """Allocate `nworld` worlds, each starting on `orbit` (one, or one per world).
 
         Args:
             nworld: number of parallel worlds.
             orbit: initial chief state(s); None is a 400 km circular equatorial orbit.
             nthread: CPU threads for MuJoCo's batch (0: all cores).
-            backend: 'cpu' (mujoco.batch, float64).
+            backend: 'cpu' (mujoco.batch, float64) or 'warp' (MuJoCo-Warp, float32
+                multibody state, float64 orbit layer; extra `warp`).
             kernel_threads: CPU threads for the orbit-layer kernel (0: all cores);
                 worlds are split in contiguous chunks, results are identical for
                 any count.
+            device: Warp device of the 'warp' backend ('cuda:0', 'cpu'; default: a GPU
+                when there is one).
+            backend_options: 'warp' only: nconmax, njmax (contacts and constraint
+                rows per world; by default sized from the scene's geom pairs).
         """
         from orbitlab.sim.data import OrbitData
 
         return OrbitData(self, nworld=nworld, orbit=orbit, nthread=nthread, backend=backend,
-                         kernel_threads=kernel_threads)
+                         kernel_threads=kernel_threads, device=device, **backend_options)

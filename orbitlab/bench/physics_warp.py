@@ -1,0 +1,112 @@
+"""Physics benchmark on the MuJoCo-Warp backend: orbit-coupled vs plain MuJoCo-Warp steps.
+
+On a CUDA device both steppers are captured as CUDA graphs and replayed, with a
+synchronisation only around each timed trial; on Warp's CPU device they run as
+plain loops. GPU memory per world is the device memory in use after allocating
+the worlds, divided by their count (both steppers' data included).
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from orbitlab.bench.physics import benchmark_model
+from orbitlab.orbit.constants import OrbitInit
+
+
+@dataclass(kw_only=True)
+class WarpBenchCfg:
+    nworlds: tuple[int, ...] = (1, 64, 512, 4096, 16384, 65536)
+    """World counts to sweep (stops early when the device runs out of memory)."""
+    steps: int = 100
+    """Steps per trial."""
+    trials: int = 5
+    """Interleaved trials per stepper; the median is reported."""
+    device: str | None = None
+    """Warp device ('cuda:0', 'cpu'); default: a GPU when there is one."""
+
+
+def _timed(step, device: str, nworld: int, steps: int) -> float:
+    wp.synchronize_device(device)
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    wp.synchronize_device(device)
+    return nworld * steps / (time.perf_counter() - start)
+
+
+def _plain_stepper(data):
+    """mujoco_warp.step on the same model and worlds, as a graph on CUDA."""
+    backend = data.backend
+    if not data.device.startswith("cuda"):
+        return lambda: backend.mjw.step(backend.m, backend.d)
+    with wp.ScopedDevice(data.device), wp.ScopedCapture() as capture:
+        backend.mjw.step(backend.m, backend.d)
+    return lambda: wp.capture_launch(capture.graph)
+
+
+def measure_physics_warp(cfg: WarpBenchCfg) -> dict[str, dict[str, float]]:
+    """{nworld: {orbit_steps_per_s, plain_steps_per_s, orbit_tax, memory_per_world_kb, ...}}."""
+    from orbitlab.sim.backends.warp import default_device
+
+    device = str(wp.get_device(cfg.device or default_device()))
+    start = time.perf_counter()
+    model = benchmark_model()
+    r = 6378.137 + 400.0
+    orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(398600.4418 / r), 0])
+    first = model.make_data(nworld=1, orbit=orbit, backend="warp", device=device)
+    first.step()
+    startup_s = time.perf_counter() - start  # kernel compile (or cache load) + first step
+    del first
+    results: dict[str, dict[str, float]] = {}
+    for nworld in cfg.nworlds:
+        dev = wp.get_device(device)
+        free_before = dev.free_memory if dev.is_cuda else 0
+        try:
+            data = model.make_data(nworld=nworld, orbit=orbit, backend="warp", device=device)
+        except (RuntimeError, MemoryError) as error:  # out of device memory: stop the sweep
+            results[str(nworld)] = {"error": str(error)[:200]}
+            break
+        used = (free_before - dev.free_memory) if dev.is_cuda else 0
+        data.step()  # capture the graph (CUDA) outside the timed trials
+        plain = _plain_stepper(data)
+        plain()
+        orbit_rates, plain_rates = [], []
+        for _ in range(cfg.trials):
+            orbit_rates.append(_timed(data.step, device, nworld, cfg.steps))
+            plain_rates.append(_timed(plain, device, nworld, cfg.steps))
+        orbit_rate, plain_rate = float(np.median(orbit_rates)), float(np.median(plain_rates))
+        results[str(nworld)] = {
+            "orbit_steps_per_s": orbit_rate,
+            "plain_steps_per_s": plain_rate,
+            "orbit_tax": plain_rate / orbit_rate - 1.0,
+            "memory_per_world_kb": used / nworld / 1024.0 if dev.is_cuda else float("nan"),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        }
+        del data
+    results["meta"] = {"device": device, "startup_s": startup_s}
+    return results
+
+
+def format_physics_warp(results: dict) -> str:
+    meta = results.get("meta", {})
+    startup = meta.get("startup_s", float("nan"))
+    header = (f"{'nworld':>8} {'orbit steps/s':>15} {'plain steps/s':>15} {'orbit tax':>10} "
+              f"{'KB/world':>9}")
+    lines = [f"device {meta.get('device')}, kernel compile/load + first step: {startup:.1f} s",
+             header]
+    for nworld, row in results.items():
+        if nworld == "meta":
+            continue
+        if "error" in row:
+            lines.append(f"{nworld:>8} stopped: {row['error']}")
+            continue
+        lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
+                     f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
+                     f"{row['memory_per_world_kb']:>9.1f}")
+    return "\n".join(lines)

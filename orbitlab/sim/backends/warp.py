@@ -1,0 +1,161 @@
+"""MuJoCo-Warp backend: `nworld` worlds on a Warp device (a CUDA GPU, or Warp's CPU).
+
+MuJoCo-Warp keeps the multibody state in float32 device arrays (`Data`); the
+orbit layer keeps its own state (chief R, V, time, actuator states) in float64
+device arrays and runs the same kernel as the CPU backend on them. Nothing is
+copied to the host while stepping: users see device arrays (`native` returns
+the Warp array itself; `OrbitData.torch(name)` gives a zero-copy torch view),
+and host reads/writes are explicit (`.numpy()`, `.assign()`).
+
+Contact and constraint buffers are sized from the scene's collidable geom pairs
+(`contact_capacity`); an overflow raises instead of dropping contacts silently.
+Requires the `warp` extra (`pip install 'orbitlab-sim[warp]'`).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import warp as wp
+
+from orbitlab.sim.backends.cpu import principal_axes_rotations
+
+BODY_FIELDS = {"xipos": wp.vec3, "xmat": wp.mat33, "cvel": wp.spatial_vector,
+               "subtree_com": wp.vec3, "xfrc_applied": wp.spatial_vector,
+               "qpos": wp.float32, "qvel": wp.float32}
+MODEL_FIELDS = ("body_mass", "body_inertia", "body_ipos")
+MAX_CONTACTS_PER_PAIR = 8  # box-box and mesh pairs produce up to 8 points
+
+
+def _import_mujoco_warp():
+    try:
+        import mujoco_warp
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError("backend='warp' needs MuJoCo-Warp: install the 'warp' extra "
+                          "(pip install 'orbitlab-sim[warp]')") from error
+    return mujoco_warp
+
+
+def default_device() -> str:
+    """'cuda:0' when Warp sees a GPU, else Warp's CPU device."""
+    return "cuda:0" if wp.get_cuda_device_count() > 0 else "cpu"
+
+
+def contact_capacity(mj_model: mujoco.MjModel) -> tuple[int, int]:
+    """(contacts, constraint rows) per world that the scene can need at most.
+
+    Counts geom pairs on different bodies that pass MuJoCo's contype/conaffinity
+    test (parent-child pairs are filtered unless the parent is the world), plus
+    explicit <pair> elements, at MAX_CONTACTS_PER_PAIR contacts each; each
+    contact takes 2 (condim - 1) rows (pyramidal) or condim rows (elliptic),
+    and every joint limit and equality may add rows.
+    """
+    m = mj_model
+    pairs = 0
+    for i in range(m.ngeom):
+        for j in range(i + 1, m.ngeom):
+            bi, bj = m.geom_bodyid[i], m.geom_bodyid[j]
+            if m.body_weldid[bi] == m.body_weldid[bj]:
+                continue
+            parent_child = (m.body_parentid[m.body_weldid[bi]] == m.body_weldid[bj]
+                            or m.body_parentid[m.body_weldid[bj]] == m.body_weldid[bi])
+            filtered = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+            if parent_child and filtered and m.body_weldid[bi] != 0 and m.body_weldid[bj] != 0:
+                continue
+            if (m.geom_contype[i] & m.geom_conaffinity[j]) or (m.geom_contype[j] & m.geom_conaffinity[i]):
+                pairs += 1
+    pairs += m.npair
+    ncon = pairs * MAX_CONTACTS_PER_PAIR
+    condim = int(max(m.geom_condim.max(initial=1), m.pair_dim.max(initial=1)))
+    rows = condim if m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else max(1, 2 * (condim - 1))
+    nlimit = int(np.sum(m.jnt_limited)) + int(np.sum(m.tendon_limited))
+    return ncon, ncon * rows + nlimit + 6 * m.neq
+
+
+class WarpBackend:
+    """MuJoCo-Warp behind the backend interface."""
+
+    def __init__(self, mj_model: mujoco.MjModel, nworld: int, device: str | None = None,
+                 nconmax: int | None = None, njmax: int | None = None):
+        self.mjw = _import_mujoco_warp()
+        self.mj_model = mj_model
+        self.nworld = nworld
+        self.device = str(wp.get_device(device or default_device()))
+        ncon, nrow = contact_capacity(mj_model)
+        with wp.ScopedDevice(self.device):
+            self.m = self.mjw.put_model(mj_model)
+            self.d = self.mjw.make_data(
+                mj_model, nworld=nworld,
+                nconmax=max(1, ncon if nconmax is None else int(nconmax)),
+                njmax=max(1, nrow if njmax is None else int(njmax)))
+        self.model = {name: getattr(self.m, name) for name in MODEL_FIELDS}
+        self.model["body_irot"] = wp.array(principal_axes_rotations(mj_model), dtype=wp.mat33d,
+                                           device=self.device)
+
+    def alloc(self, shape: tuple[int, ...], dtype) -> wp.array:
+        return wp.zeros(shape, dtype=dtype, device=self.device)
+
+    @staticmethod
+    def native(array: wp.array) -> wp.array:
+        """Device arrays are handed out as they are; read them with `.numpy()`."""
+        return array
+
+    def body_field(self, name: str) -> wp.array:
+        return getattr(self.d, name)
+
+    def placeholder(self, name: str) -> wp.array:
+        return wp.zeros((1, 1), dtype=BODY_FIELDS[name], device=self.device)
+
+    def bind(self, name: str) -> wp.array:
+        """MuJoCo-Warp's (nworld, ...) device array for an MjData field."""
+        return getattr(self.d, name)
+
+    def expand(self, name: str) -> wp.array:
+        """Give model field `name` one row per world; return the (nworld, ...) device array.
+
+        MuJoCo-Warp indexes batched model fields by world % rows, so this only
+        replaces the shared row by per-world copies.
+        """
+        current = getattr(self.m, name)
+        if current.shape[0] != self.nworld:
+            rows = np.repeat(current.numpy()[:1], self.nworld, axis=0)
+            current = wp.array(rows, dtype=current.dtype, device=self.device)
+            setattr(self.m, name, current)
+            if name in self.model:
+                self.model[name] = current
+        return current
+
+    def forward(self) -> None:
+        with wp.ScopedDevice(self.device):
+            self.mjw.forward(self.m, self.d)
+
+    def step(self, derived: bool = True) -> None:
+        """One MuJoCo-Warp step; with `derived`, kinematics refreshed at the new state."""
+        with wp.ScopedDevice(self.device):
+            self.mjw.step(self.m, self.d)
+            if derived:
+                self.mjw.kinematics(self.m, self.d)
+                self.mjw.com_pos(self.m, self.d)
+                self.mjw.com_vel(self.m, self.d)
+
+    def reset(self, ids: np.ndarray | None) -> None:
+        with wp.ScopedDevice(self.device):
+            if ids is None:
+                self.mjw.reset_data(self.m, self.d)
+                return
+            mask = np.zeros(self.nworld, dtype=bool)
+            mask[np.asarray(ids)] = True
+            self.mjw.reset_data(self.m, self.d, reset=wp.array(mask, dtype=bool))
+
+    def check(self) -> None:
+        """Raise if any world overflowed its contact or constraint buffers."""
+        flags = self.mjw.OverflowType
+        buffers = int(flags.ALL & ~(flags.ITERATIONS | flags.LS_ITERATIONS))
+        overflow = self.d.overflow.numpy() & buffers
+        bad = np.flatnonzero(overflow)
+        if bad.size:
+            which = flags(int(overflow[bad[0]]))
+            raise RuntimeError(
+                f"MuJoCo-Warp buffer overflow in {bad.size} world(s) (first: world {bad[0]}, "
+                f"{which!r}); physics of those worlds is wrong. Raise nconmax/njmax in "
+                "make_data(..., nconmax=..., njmax=...).")

@@ -1,0 +1,251 @@
+"""The MuJoCo-Warp backend (here on Warp's CPU device) against the CPU backend.
+
+MuJoCo-Warp keeps the multibody state in float32, so states agree to float32
+accuracy; the orbit layer (chief R, V, time) stays float64 on both backends.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from conftest import circular_orbit, free_body_xml
+
+from orbitlab import (
+    ControlMomentGyroCfg,
+    MagneticDipoleCfg,
+    ReactionWheelCfg,
+    SimSpec,
+    SurfaceCfg,
+    ThrusterCfg,
+)
+
+pytest.importorskip("mujoco_warp")
+
+# Warp's CPU device in CI; scripts/gpu_check.sh runs the same tests with cuda:0.
+DEVICE = os.environ.get("ORBITLAB_TEST_DEVICE", "cpu")
+
+
+def spacecraft_spec(integrator: str = "Euler") -> SimSpec:
+    spec = SimSpec.from_xml_string(free_body_xml(integrator=integrator, timestep=0.01))
+    for name, normal in (("front", [0, 1, 0]), ("back", [0, -1, 0])):
+        spec.orbit.add_surface(SurfaceCfg(name=name, body_name="spacecraft", normal_body=normal,
+                                          center_of_pressure_body=[0.1, 0.0, 0.5], area=2.0))
+    spec.orbit.add_magnetic_body(MagneticDipoleCfg(name="res", body_name="spacecraft",
+                                                   dipole_body=[0.0, 0.0, 0.05]))
+    return spec
+
+
+def set_host(data, name: str, values) -> None:
+    """Write an MjData field on either backend (explicit host write on 'warp')."""
+    field = data.bind(name)
+    if isinstance(field, np.ndarray):
+        field[...] = values
+    else:
+        host = field.numpy()
+        host[...] = values
+        field.assign(host)
+    data.forward()
+
+
+def host(array) -> np.ndarray:
+    return array if isinstance(array, np.ndarray) else array.numpy()
+
+
+def run_both(spec: SimSpec, nstep: int, setup=None, nworld: int = 3):
+    model = spec.compile()
+    datas = []
+    for backend in ("cpu", "warp"):
+        kwargs = {"device": DEVICE} if backend == "warp" else {}
+        data = model.make_data(nworld=nworld, orbit=[circular_orbit(alt_km=350 + 20 * i)
+                                                     for i in range(nworld)],
+                               backend=backend, **kwargs)
+        if setup is not None:
+            setup(data)
+        data.step(nstep)
+        datas.append(data)
+    return datas
+
+
+def assert_states_agree(cpu, warp, rel: float = 1e-4):
+    for name in ("qpos", "qvel"):
+        a, b = host(cpu.bind(name)), host(warp.bind(name))
+        scale = max(np.abs(a).max(), 1e-12)
+        # float32 state over 100 steps: 1e-4 of the state's scale.
+        np.testing.assert_allclose(b, a, rtol=0, atol=rel * scale, err_msg=name)
+    # The chief is float64 on both; only the float32 feedback differs: 1e-10 km.
+    np.testing.assert_allclose(host(warp.R), cpu.R, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(host(warp.V), cpu.V, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(host(warp.t), cpu.t)
+
+
+def test_tumbling_spacecraft_with_all_disturbances_matches_cpu():
+    def setup(data):
+        set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (data.nworld, 1)))
+
+    cpu, warp = run_both(spacecraft_spec(), 100, setup)
+    assert np.abs(cpu.bind("qvel")[:, 3:]).max() > 0.01
+    assert_states_agree(cpu, warp)
+    np.testing.assert_allclose(host(warp.wrench_buffer), cpu.wrench_buffer, rtol=0,
+                               atol=1e-4 * np.abs(cpu.wrench_buffer).max())
+
+
+def test_free_drift_of_an_offset_body_matches_cpu():
+    def setup(data):
+        set_host(data, "qpos", np.tile([10.0, -3.0, 2.0, 1, 0, 0, 0], (data.nworld, 1)))
+
+    cpu, warp = run_both(spacecraft_spec(), 100, setup)
+    assert np.abs(cpu.bind("qvel")[:, :3]).max() > 1e-5  # differential gravity moved it
+    assert_states_agree(cpu, warp)
+
+
+def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu():
+    spec = spacecraft_spec()
+    spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft",
+                                                   axis_body=[0, 0, 1], inertia=2e-3,
+                                                   max_torque=0.02))
+    spec.orbit.add_cmg(ControlMomentGyroCfg(name="cmg", body_name="spacecraft",
+                                            gimbal_axis_body=[0, 1, 0],
+                                            spin_axis_body=[1, 0, 0], rotor_momentum=0.2))
+    spec.orbit.add_thruster(ThrusterCfg(name="thr", body_name="spacecraft",
+                                        position_body=[0.5, 0.2, 0.0], direction_body=[-1, 0, 0],
+                                        max_force=1.0))
+
+    def setup(data):
+        for name, value in (("wheel_torque", 0.01), ("cmg_rate", 0.3), ("thruster_force", 0.5)):
+            target = getattr(data, name)
+            if isinstance(target, np.ndarray):
+                target[:] = value
+            else:
+                target.fill_(value)
+
+    cpu, warp = run_both(spec, 100, setup)
+    assert np.abs(cpu.bind("qvel")).max() > 1e-3
+    assert_states_agree(cpu, warp)
+    np.testing.assert_allclose(host(warp.wheel_momentum), cpu.wheel_momentum, rtol=1e-12)
+    np.testing.assert_allclose(host(warp.cmg_angle), cpu.cmg_angle, rtol=1e-12)
+
+
+def test_contact_between_two_spacecraft_matches_cpu():
+    xml = """
+<mujoco><option timestep="0.005"/><worldbody>
+  <body name="chaser" pos="-0.6 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="20"/></body>
+  <body name="target" pos="0.6 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="40"/></body>
+</worldbody></mujoco>"""
+    spec = SimSpec.from_xml_string(xml)
+    spec.orbit.use_drag = spec.orbit.use_srp = False
+
+    def setup(data):
+        qvel = np.zeros((data.nworld, 12))
+        qvel[:, 0] = 0.5  # chaser closes at 0.5 m/s: contact after ~1.4 s
+        set_host(data, "qvel", qvel)
+
+    cpu, warp = run_both(spec, 400, setup, nworld=2)
+    v = cpu.bind("qvel")
+    assert v[0, 6] > 0.05  # the target was pushed: contact happened
+    # Contact resolution in float32 vs float64: momentum and positions to 1e-3.
+    np.testing.assert_allclose(host(warp.bind("qvel")), v, rtol=0, atol=1e-3 * np.abs(v).max())
+    np.testing.assert_allclose(host(warp.bind("qpos")), cpu.bind("qpos"), rtol=0, atol=1e-3)
+
+
+def test_contact_buffer_overflow_is_an_error_not_silent():
+    xml = """
+<mujoco><option timestep="0.005"/><worldbody>
+  <body name="a" pos="-0.26 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="20"/></body>
+  <body name="b" pos="0.26 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="20"/></body>
+</worldbody></mujoco>"""
+    model = SimSpec.from_xml_string(xml).compile()
+    from orbitlab.sim.backends.warp import contact_capacity
+
+    assert contact_capacity(model.mj_model)[0] == 8  # one box pair, up to 8 points
+    data = model.make_data(backend="warp", device=DEVICE, orbit=circular_orbit(), nconmax=1)
+    set_host(data, "qvel", [[0.2, 0, 0, 0, 0, 0, -0.2, 0, 0, 0, 0, 0]])
+    with pytest.raises(RuntimeError, match="buffer overflow in 1 world"):
+        data.step(20)
+
+
+def test_articulated_scene_uses_derived_fields_and_matches_cpu():
+    xml = """
+<mujoco><option timestep="0.01"/><worldbody>
+  <body name="hub"><freejoint/><geom type="sphere" size="0.2" mass="10"/>
+    <body name="arm" pos="0.3 0 0"><joint type="hinge" axis="0 0 1"/>
+      <geom type="box" size="0.5 0.05 0.05" pos="0.5 0 0" mass="2"/></body>
+  </body></worldbody></mujoco>"""
+    spec = SimSpec.from_xml_string(xml)
+    spec.orbit.add_surface(SurfaceCfg(name="plate", body_name="arm", normal_body=[0, 1, 0],
+                                      area=20.0))
+
+    def setup(data):
+        set_host(data, "qvel", np.tile([0, 0, 0, 0, 0, 0.2, 1.0], (data.nworld, 1)))
+
+    cpu, warp = run_both(spec, 100, setup)
+    assert cpu._switches.from_qpos == 0 and warp._switches.from_qpos == 0
+    assert_states_agree(cpu, warp)
+
+
+def test_custom_central_body_applies_on_warp():
+    spec = spacecraft_spec()
+    spec.orbit.central_body.gm = 4902.8  # Moon
+    spec.orbit.central_body.radius = 1737.4
+    spec.orbit.central_body.j2 = 2.03e-4
+    model = spec.compile()
+    from orbitlab import OrbitInit
+
+    orbit = OrbitInit(R_eci=[1837.4, 0, 0], V_eci=[0, np.sqrt(4902.8 / 1837.4), 0])
+    cpu = model.make_data(orbit=orbit)
+    warp = model.make_data(orbit=orbit, backend="warp", device=DEVICE)
+    cpu.step(50)
+    warp.step(50)
+    np.testing.assert_allclose(host(warp.R), cpu.R, rtol=0, atol=1e-10)
+    assert np.linalg.norm(cpu.R[0]) < 1900  # it orbits the Moon, not the Earth
+
+
+def test_per_world_mass_randomization_on_warp():
+    spec = spacecraft_spec()
+    spec.orbit.use_drag = spec.orbit.use_srp = False  # the thruster is the only external force
+    spec.orbit.add_thruster(ThrusterCfg(name="thr", body_name="spacecraft", max_force=1.0))
+    model = spec.compile()
+    data = model.make_data(nworld=2, backend="warp", device=DEVICE, orbit=circular_orbit())
+    mass = data.expand("body_mass")
+    host_mass = mass.numpy()
+    host_mass[1, 1] = 200.0
+    mass.assign(host_mass)
+    data.thruster_force.fill_(1.0)
+    data.forward()
+    feedback = data.a_feedback.numpy()
+    # Feedback acceleration is F / M_total per world: 1 N on 100 kg vs on 200 kg.
+    np.testing.assert_allclose(np.linalg.norm(feedback, axis=1), [1e-5, 0.5e-5], rtol=1e-12)
+
+
+def test_torch_views_share_device_memory():
+    torch = pytest.importorskip("torch")
+    model = spacecraft_spec().compile()
+    data = model.make_data(nworld=2, backend="warp", device=DEVICE, orbit=circular_orbit())
+    R = data.torch("R")
+    assert isinstance(R, torch.Tensor) and R.shape == (2, 3)
+    data.step()
+    np.testing.assert_array_equal(R.numpy(), data.R.numpy())  # the same memory, no copy
+
+
+def test_warp_backend_needs_no_cpu_only_options():
+    model = spacecraft_spec().compile()
+    with pytest.raises(ValueError, match="apply to backend='warp' only"):
+        model.make_data(device="cuda:0")
+
+
+@pytest.mark.skipif(not DEVICE.startswith("cuda"), reason="CUDA graphs need a GPU")
+def test_cuda_graph_replay_equals_the_plain_loop():
+    spec = spacecraft_spec()
+    model = spec.compile()
+    graph = model.make_data(nworld=64, backend="warp", device=DEVICE, orbit=circular_orbit())
+    loop = model.make_data(nworld=64, backend="warp", device=DEVICE, orbit=circular_orbit())
+    for data in (graph, loop):
+        set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (64, 1)))
+    graph.step(100)  # captured once, replayed
+    for _ in range(100):
+        loop._loads_and_advance.launch()
+        loop.backend.step(derived=False)
+    for name in ("qpos", "qvel"):
+        np.testing.assert_array_equal(graph.bind(name).numpy(), loop.bind(name).numpy())
+    np.testing.assert_array_equal(graph.R.numpy(), loop.R.numpy())
