@@ -261,3 +261,25 @@ def test_kinematics_from_qpos_match_mujocos_derived_fields(monkeypatch):
     for a, b in zip(fast[:3], derived[:3], strict=True):
         # Same quantities through two float64 paths (quaternion vs MuJoCo's xmat): 1e-10.
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.abs(b).max())
+
+
+def test_hill_state_reports_a_radial_offset_at_rest_in_the_rotating_frame():
+    spec = only(SimSpec.from_xml_string(free_body_xml()))
+    data = spec.compile().make_data(orbit=circular_orbit())
+    C, omega = data.hill_frame()
+    offset = C[0].T @ np.array([10.0, -4.0, 2.0])
+    data.bind("qpos")[0, :3] = offset
+    data.bind("qvel")[0, :3] = np.cross(omega[0], offset)  # co-rotating with the Hill frame
+    data.forward()
+    rho, rho_dot = data.hill_state("spacecraft")
+    np.testing.assert_allclose(rho[0], [10.0, -4.0, 2.0], atol=1e-12)
+    np.testing.assert_allclose(rho_dot[0], 0.0, atol=1e-15)
+
+
+def test_calendar_epoch_sets_the_environment_time():
+    pytest.importorskip("astropy")
+    spec = only(SimSpec.from_xml_string(free_body_xml()))
+    init = OrbitInit(R_eci=[6778.137, 0, 0], V_eci=[0, 7.668558, 0], epoch="2000-01-01T12:00:00")
+    data = spec.compile().make_data(orbit=init)
+    # Noon UTC on 2000-01-01 is 64.184 s after J2000 (TT).
+    assert data.t[0] == pytest.approx(64.184, abs=1e-6)

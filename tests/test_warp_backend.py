@@ -15,6 +15,7 @@ from conftest import circular_orbit, free_body_xml
 from orbitlab import (
     ControlMomentGyroCfg,
     MagneticDipoleCfg,
+    MagnetorquerCfg,
     ReactionWheelCfg,
     SimSpec,
     SurfaceCfg,
@@ -111,9 +112,12 @@ def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu():
     spec.orbit.add_thruster(ThrusterCfg(name="thr", body_name="spacecraft",
                                         position_body=[0.5, 0.2, 0.0], direction_body=[-1, 0, 0],
                                         max_force=1.0))
+    spec.orbit.add_magnetorquer(MagnetorquerCfg(name="mtq", body_name="spacecraft",
+                                                axis_body=[0, 1, 0], max_dipole=0.5))
 
     def setup(data):
-        for name, value in (("wheel_torque", 0.01), ("cmg_rate", 0.3), ("thruster_force", 0.5)):
+        for name, value in (("wheel_torque", 0.01), ("cmg_rate", 0.3), ("thruster_force", 0.5),
+                            ("mtq_dipole", 0.4)):
             target = getattr(data, name)
             if isinstance(target, np.ndarray):
                 target[:] = value

@@ -317,6 +317,32 @@ class OrbitData:
             return self._native(name)
         raise AttributeError(name)
 
+    def hill_frame(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each chief's Hill/LVLH frame on the host: (C_LI (nworld, 3, 3), omega (nworld, 3)).
+
+        Rows of C_LI are the radial, along-track and orbit-normal axes in ECI;
+        omega is the frame's angular velocity in ECI, rad/s (point-mass rate).
+        """
+        from orbitlab.orbit.frames import lvlh_angular_velocity, lvlh_rotation
+
+        R, V = _host(self.R), _host(self.V)
+        omega, _ = lvlh_angular_velocity(R, V, mu=self.model.orbit.central_body.gm)
+        return lvlh_rotation(R, V), omega
+
+    def hill_state(self, body: int | str) -> tuple[np.ndarray, np.ndarray]:
+        """A body's COM position (m) and velocity (m/s) in its chief's rotating Hill frame.
+
+        Uses the kinematics of the last kernel evaluation (call `forward()` first
+        for the current state). Returns two (nworld, 3) host arrays.
+        """
+        b = body if isinstance(body, int) else self.model.mj_model.body(body).id
+        C, omega = self.hill_frame()
+        com = self._frames.com.numpy()[:, b]
+        v_com = self._frames.v_com.numpy()[:, b]
+        rho = np.einsum("nij,nj->ni", C, com)
+        rho_dot = np.einsum("nij,nj->ni", C, v_com - np.cross(omega, com))
+        return rho, rho_dot
+
     def wheel_speed(self) -> np.ndarray:
         """Wheel speeds relative to their bodies, rad/s, (nworld, nwheel), on the host.
 
@@ -333,6 +359,10 @@ class OrbitData:
             spin = np.einsum("ni,ni->n", axis, omega[:, row["body"]])
             speeds[:, i] = momentum[:, i] / row["inertia"] - spin
         return speeds
+
+
+def _host(array) -> np.ndarray:
+    return array if isinstance(array, np.ndarray) else array.numpy()
 
 
 def _vector3(value, world: int, name: str) -> np.ndarray:
