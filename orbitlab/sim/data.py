@@ -32,8 +32,8 @@ import warp as wp
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.sim.backends import make_backend
 from orbitlab.sim.kernels import loads_kernel
-from orbitlab.sim.kinematics import BodyFrames, BodyIndex
-from orbitlab.sim.launch import WorldLaunch
+from orbitlab.sim.kinematics import BodyFrames, BodyIndex, frames_kernel
+from orbitlab.sim.launch import WorldLaunch, chunk_count
 from orbitlab.sim.records import WorldState
 
 _WORLD_VECTORS = ("R", "V", "a_feedback", "seg_R0", "seg_V0", "seg_R1", "seg_V1", "seg_a_sum",
@@ -91,10 +91,11 @@ class OrbitData:
         nbody = model.mj_model.nbody
         self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody), wp.spatial_vectord)
         self._wrench = self._alloc("wrench", (self.nworld, nbody), wp.spatial_vectord)
-        self._frames = BodyFrames()
-        for name, dtype in (("Q", wp.mat33d), ("com", wp.vec3d), ("omega", wp.vec3d),
-                            ("v_com", wp.vec3d)):
-            setattr(self._frames, name, self._alloc(f"frames_{name}", (self.nworld, nbody), dtype))
+        scratch_rows = chunk_count(self.nworld, self.device, kernel_threads)
+        if scratch_rows == 1:
+            scratch_rows = self.nworld  # a GPU runs worlds concurrently: a row each
+        self._frames = self._make_frames("scratch", scratch_rows)
+        self._world_frames = self._make_frames("world", self.nworld)
         omega = np.asarray(model.orbit.central_body.omega, dtype=np.float64)
         native = self.backend.native
         self.env = EnvView(sun_eci=native(self._arrays["sun_eci"]),
@@ -114,6 +115,14 @@ class OrbitData:
         array = self.backend.alloc(shape, dtype)
         self._arrays[name] = array
         return array
+
+    def _make_frames(self, prefix: str, rows: int) -> BodyFrames:
+        frames = BodyFrames()
+        nbody = self.model.mj_model.nbody
+        for name, dtype in (("Q", wp.mat33d), ("com", wp.vec3d), ("omega", wp.vec3d),
+                            ("v_com", wp.vec3d)):
+            setattr(frames, name, self._alloc(f"{prefix}_frames_{name}", (rows, nbody), dtype))
+        return frames
 
     def _make_state(self) -> WorldState:
         state = WorldState()
@@ -147,6 +156,11 @@ class OrbitData:
                                   nthread=self._kernel_threads, inputs=[0, *inputs])
         self._loads_and_advance = WorldLaunch(loads_kernel, self.nworld, device=self.device,
                                               nthread=self._kernel_threads, inputs=[1, *inputs])
+        self._frames_launch = WorldLaunch(
+            frames_kernel, self.nworld, device=self.device, nthread=self._kernel_threads,
+            inputs=[self._switches.from_qpos, index, self._world_frames, field("qpos"),
+                    field("qvel"), derived("xipos"), derived("xmat"), derived("cvel"),
+                    derived(ref_pos), mdl["body_ipos"]])
         self._graph = None
 
     def _body_index(self) -> tuple[str, BodyIndex]:
@@ -329,16 +343,25 @@ class OrbitData:
         omega, _ = lvlh_angular_velocity(R, V, mu=self.model.orbit.central_body.gm)
         return lvlh_rotation(R, V), omega
 
+    def body_frames(self) -> BodyFrames:
+        """Every body's rotation, COM and velocities at the current state (device arrays).
+
+        Free bodies are read from qpos/qvel, which are always current; articulated
+        scenes use MuJoCo's derived fields (current after step() and forward()).
+        """
+        self._frames_launch.launch()
+        return self._world_frames
+
     def hill_state(self, body: int | str) -> tuple[np.ndarray, np.ndarray]:
         """A body's COM position (m) and velocity (m/s) in its chief's rotating Hill frame.
 
-        Uses the kinematics of the last kernel evaluation (call `forward()` first
-        for the current state). Returns two (nworld, 3) host arrays.
+        Returns two (nworld, 3) host arrays, at the current state.
         """
         b = body if isinstance(body, int) else self.model.mj_model.body(body).id
         C, omega = self.hill_frame()
-        com = self._frames.com.numpy()[:, b]
-        v_com = self._frames.v_com.numpy()[:, b]
+        frames = self.body_frames()
+        com = frames.com.numpy()[:, b]
+        v_com = frames.v_com.numpy()[:, b]
         rho = np.einsum("nij,nj->ni", C, com)
         rho_dot = np.einsum("nij,nj->ni", C, v_com - np.cross(omega, com))
         return rho, rho_dot
@@ -346,13 +369,12 @@ class OrbitData:
     def wheel_speed(self) -> np.ndarray:
         """Wheel speeds relative to their bodies, rad/s, (nworld, nwheel), on the host.
 
-        h/I_w - a.omega with the current wheel momentum h and the body attitude and
-        rate the kernel last evaluated (the start of the last step, or the last
-        forward()); the body-rate part changes by far less than a step's torque.
+        h/I_w - a.omega from the current wheel momentum h and body attitude and rate.
         """
         rows = self.model.rows["wheels"]
         speeds = np.empty((self.nworld, len(rows)))
-        Q, omega = self._frames.Q.numpy(), self._frames.omega.numpy()
+        frames = self.body_frames()
+        Q, omega = frames.Q.numpy(), frames.omega.numpy()
         momentum = self._arrays["wheel_momentum"].numpy()
         for i, row in enumerate(rows):
             axis = Q[:, row["body"]] @ row["axis"]

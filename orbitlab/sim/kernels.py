@@ -33,13 +33,7 @@ from orbitlab.orbit.gravity import differential_gravity_accel, gravity_gradient_
 from orbitlab.orbit.loads import drag_force, magnetic_torque, srp_force
 from orbitlab.orbit.types import CentralBody
 from orbitlab.sim.advance import advance_world
-from orbitlab.sim.kinematics import (
-    BodyFrames,
-    BodyIndex,
-    body_com,
-    body_rotation,
-    body_velocity,
-)
+from orbitlab.sim.kinematics import BodyFrames, BodyIndex, fill_frames, frame_row
 from orbitlab.sim.records import Elements, Switches, WorldState
 
 f64 = wp.float64
@@ -116,7 +110,7 @@ def cmg_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q:
 
 @wp.kernel
 def loads_kernel(
-    world_offset: int, advance: int, body: CentralBody, sw: Switches, el: Elements,
+    world_offset: int, chunk: int, advance: int, body: CentralBody, sw: Switches, el: Elements,
     state: WorldState, idx: BodyIndex, frames: BodyFrames,
     qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any), xipos: wp.array2d(dtype=Any),
     xmat: wp.array2d(dtype=Any), cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
@@ -149,16 +143,13 @@ def loads_kernel(
     row_irot = model_row(body_irot.shape[0], w)
 
     # Kinematics of every body once; then differential gravity and gravity gradient.
+    fr = frame_row(frames, state.R.shape[0], w, chunk)
+    fill_frames(kq, idx, frames, fr, w, qpos, qvel, xipos, xmat, cvel, ref_pos, body_ipos,
+                row_ipos)
     M = f64(0.0)
     for b in range(1, nbody):  # body 0 is the world
-        Q = body_rotation(kq, idx, qpos, xmat, w, b)
-        ipos = vec3d(body_ipos[row_ipos, b])
-        x = body_com(kq, idx, qpos, xipos, Q, ipos, w, b)
-        omega, v_com = body_velocity(kq, idx, qvel, cvel, ref_pos, x, Q, ipos, w, b)
-        frames.Q[w, b] = Q
-        frames.com[w, b] = x
-        frames.omega[w, b] = omega
-        frames.v_com[w, b] = v_com
+        Q = frames.Q[fr, b]
+        x = frames.com[fr, b]
         m = f64(body_mass[row_mass, b])
         force = zero
         torque = zero
@@ -176,13 +167,13 @@ def loads_kernel(
     # Drag and SRP on each plate, evaluated at its own position.
     for s in range(el.surf_body.shape[0]):
         b = el.surf_body[s]
-        Q = frames.Q[w, b]
+        Q = frames.Q[fr, b]
         n = Q @ el.surf_normal[s]
         c = Q @ el.surf_cop[s]
-        rp = R + f64(1.0e-3) * (frames.com[w, b] + c)
+        rp = R + f64(1.0e-3) * (frames.com[fr, b] + c)
         force = zero
         if sw.use_drag != 0 and el.surf_drag[s] != 0:
-            u = (f64(1.0e3) * V + frames.v_com[w, b] + wp.cross(frames.omega[w, b], c)
+            u = (f64(1.0e3) * V + frames.v_com[fr, b] + wp.cross(frames.omega[fr, b], c)
                  - atmosphere_velocity(body, rp))
             force += drag_force(atmosphere_density(body, rp), u, n, el.surf_area[s],
                                 el.surf_cd[s])
@@ -195,7 +186,7 @@ def loads_kernel(
     # Thrusters: force along the body direction at a point given from the body origin.
     for i in range(el.thr_body.shape[0]):
         b = el.thr_body[i]
-        Q = frames.Q[w, b]
+        Q = frames.Q[fr, b]
         f = wp.clamp(state.thruster_force[w, i], f64(0.0), el.thr_max[i])
         force = f * (Q @ el.thr_dir[i])
         arm = Q @ (el.thr_pos[i] - vec3d(body_ipos[row_ipos, b]))
@@ -205,12 +196,12 @@ def loads_kernel(
     if sw.use_magnetic != 0:
         for i in range(el.dip_body.shape[0]):
             b = el.dip_body[i]
-            m_world = frames.Q[w, b] @ el.dip_moment[i]
+            m_world = frames.Q[fr, b] @ el.dip_moment[i]
             add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
         for i in range(el.mtq_body.shape[0]):
             b = el.mtq_body[i]
             dipole = wp.clamp(state.mtq_dipole[w, i], -el.mtq_max[i], el.mtq_max[i])
-            m_world = dipole * (frames.Q[w, b] @ el.mtq_axis[i])
+            m_world = dipole * (frames.Q[fr, b] @ el.mtq_axis[i])
             add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
 
     # Momentum devices: internal torques with gyroscopic coupling.
@@ -223,9 +214,9 @@ def loads_kernel(
             b = el.cmg_body[i - nrw]
         torque = zero
         if i < nrw:
-            torque = wheel_torque(el, state, w, i, frames.Q[w, b], frames.omega[w, b])
+            torque = wheel_torque(el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
         else:
-            torque = cmg_torque(sw, el, state, w, i - nrw, frames.Q[w, b], frames.omega[w, b])
+            torque = cmg_torque(sw, el, state, w, i - nrw, frames.Q[fr, b], frames.omega[fr, b])
         add_wrench(wrench, w, b, zero, torque)
 
     # Reference-orbit feedback and the origin-acceleration correction.

@@ -18,6 +18,8 @@ from typing import Any
 
 import warp as wp
 
+wp.set_module_options({"enable_backward": False})
+
 f64 = wp.float64
 vec3d = wp.vec3d
 
@@ -33,7 +35,13 @@ class BodyIndex:
 
 @wp.struct
 class BodyFrames:
-    """Per-world, per-body kinematics cache filled once per launch (float64)."""
+    """Body kinematics, one row of bodies per world or per CPU thread (float64).
+
+    The loads kernel fills a row once per world and reads it back for every
+    element; on the CPU a row per thread suffices (worlds of a chunk run one
+    after another), which keeps the scratch in cache. `frames_kernel` fills one
+    row per world for diagnostics.
+    """
 
     Q: wp.array2d(dtype=wp.mat33d)  # world-from-body rotation
     com: wp.array2d(dtype=wp.vec3d)  # COM in the chief frame, m
@@ -83,3 +91,42 @@ def body_velocity(from_qpos: int, idx: BodyIndex, qvel: Any, cvel: Any, ref_pos:
     omega = vec3d(f64(v[0]), f64(v[1]), f64(v[2]))
     lin = vec3d(f64(v[3]), f64(v[4]), f64(v[5]))
     return omega, lin + wp.cross(omega, com - vec3d(ref_pos[w, idx.cvel_ref[b]]))
+
+
+@wp.func
+def frame_row(frames: BodyFrames, nworld: int, w: int, chunk: int) -> int:
+    """The scratch row of world w: its own when there is one per world, else its chunk's."""
+    if frames.Q.shape[0] == nworld:
+        return w
+    return chunk
+
+
+@wp.func
+def fill_frames(from_qpos: int, idx: BodyIndex, frames: BodyFrames, row: int, w: int,
+                qpos: Any, qvel: Any, xipos: Any, xmat: Any, cvel: Any, ref_pos: Any,
+                body_ipos: Any, row_ipos: int):
+    """Write every body's rotation, COM, angular velocity and COM velocity to `row`."""
+    for b in range(1, frames.Q.shape[1]):
+        Q = body_rotation(from_qpos, idx, qpos, xmat, w, b)
+        ipos = vec3d(body_ipos[row_ipos, b])
+        x = body_com(from_qpos, idx, qpos, xipos, Q, ipos, w, b)
+        omega, v_com = body_velocity(from_qpos, idx, qvel, cvel, ref_pos, x, Q, ipos, w, b)
+        frames.Q[row, b] = Q
+        frames.com[row, b] = x
+        frames.omega[row, b] = omega
+        frames.v_com[row, b] = v_com
+
+
+@wp.kernel
+def frames_kernel(world_offset: int, chunk: int, from_qpos: int, idx: BodyIndex,
+                  frames: BodyFrames, qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any),
+                  xipos: wp.array2d(dtype=Any), xmat: wp.array2d(dtype=Any),
+                  cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
+                  body_ipos: wp.array2d(dtype=Any)):
+    """Per-world body kinematics for diagnostics (Hill states, wheel speeds)."""
+    w = wp.tid() + world_offset
+    row_ipos = w
+    if body_ipos.shape[0] == 1:
+        row_ipos = 0
+    fill_frames(from_qpos, idx, frames, w, w, qpos, qvel, xipos, xmat, cvel, ref_pos, body_ipos,
+                row_ipos)
