@@ -85,7 +85,7 @@ def measure_physics_warp(cfg: WarpBenchCfg) -> dict[str, dict[str, float]]:
             "orbit_steps_per_s": orbit_rate,
             "plain_steps_per_s": plain_rate,
             "orbit_tax": plain_rate / orbit_rate - 1.0,
-            "memory_per_world_kb": used / nworld / 1024.0 if dev.is_cuda else float("nan"),
+            "memory_per_world_kb": used / nworld / 1024.0 if dev.is_cuda else None,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         }
         del data
@@ -106,7 +106,9 @@ def format_physics_warp(results: dict) -> str:
         if "error" in row:
             lines.append(f"{nworld:>8} stopped: {row['error']}")
             continue
+        memory = row["memory_per_world_kb"]
+        memory_text = "n/a" if memory is None else f"{memory:.1f}"
         lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
                      f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
-                     f"{row['memory_per_world_kb']:>9.1f}")
+                     f"{memory_text:>9}")
     return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""The benchmark script runs and writes its JSON schema (no timing is asserted here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("benchmark_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_physics_benchmark_writes_the_documented_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert load_script().main(["physics", "--nworld", "4", "8", "--steps", "2", "--trials", "1",
+                               "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["physics"]
+    assert set(rows) == {"4", "8"}
+    for row in rows.values():
+        assert set(row) == {"orbit_steps_per_s", "plain_steps_per_s", "orbit_tax", "peak_rss_mb"}
+        assert row["orbit_steps_per_s"] > 0 and row["plain_steps_per_s"] > 0
+        assert row["orbit_tax"] == pytest.approx(
+            row["plain_steps_per_s"] / row["orbit_steps_per_s"] - 1.0)
+    assert "orbit tax" in capsys.readouterr().out
+
+
+def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):
+    pytest.importorskip("mujoco_warp")
+    out = tmp_path / "bench.json"
+    assert load_script().main(["physics", "--backend", "warp", "--device", "cpu", "--nworld",
+                               "2", "--steps", "2", "--trials", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())["physics"]
+    assert result["meta"]["device"] == "cpu" and result["meta"]["startup_s"] > 0
+    assert result["2"]["memory_per_world_kb"] is None  # no device memory on the CPU
+
+
+def test_benchmark_rejects_a_nonpositive_world_count():
+    with pytest.raises(SystemExit):
+        load_script().main(["physics", "--nworld", "0"])
