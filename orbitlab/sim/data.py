@@ -91,9 +91,10 @@ class OrbitData:
         nbody = model.mj_model.nbody
         self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody), wp.spatial_vectord)
         self._wrench = self._alloc("wrench", (self.nworld, nbody), wp.spatial_vectord)
-        scratch_rows = chunk_count(self.nworld, self.device, kernel_threads)
-        if scratch_rows == 1:
-            scratch_rows = self.nworld  # a GPU runs worlds concurrently: a row each
+        # A CPU thread runs its worlds one after another: a scratch row per thread.
+        # A GPU runs them concurrently: a row per world.
+        scratch_rows = (chunk_count(self.nworld, self.device, kernel_threads)
+                        if self.device == "cpu" else self.nworld)
         self._frames = self._make_frames("scratch", scratch_rows)
         self._world_frames = self._make_frames("world", self.nworld)
         omega = np.asarray(model.orbit.central_body.omega, dtype=np.float64)
