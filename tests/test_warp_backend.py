@@ -253,3 +253,17 @@ def test_cuda_graph_replay_equals_the_plain_loop():
     for name in ("qpos", "qvel"):
         np.testing.assert_array_equal(graph.bind(name).numpy(), loop.bind(name).numpy())
     np.testing.assert_array_equal(graph.R.numpy(), loop.R.numpy())
+
+
+def test_reset_of_a_subset_of_worlds_on_warp():
+    model = spacecraft_spec().compile()
+    data = model.make_data(nworld=3, backend="warp", device=DEVICE, orbit=circular_orbit())
+    set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, 0.1, 0.0, 0.0], (3, 1)))
+    data.step(10)
+    before = data.R.numpy().copy()
+    data.reset(worlds=[1])
+    R, qvel, t = data.R.numpy(), data.bind("qvel").numpy(), data.t.numpy()
+    np.testing.assert_array_equal(R[[0, 2]], before[[0, 2]])
+    np.testing.assert_array_equal(R[1], circular_orbit().R_eci)
+    assert qvel[1, 3] == 0.0 and qvel[0, 3] == pytest.approx(0.1, abs=1e-3)  # untouched world
+    assert t[1] == 0.0 and t[0] > 0.0
