@@ -64,9 +64,6 @@ class OrbitModel:
         """Number of elements of a kind ('surfaces', 'thrusters', 'wheels', ...)."""
         return len(self.rows[kind])
 
-    def element_names(self, kind: str) -> list[str]:
-        return [item.name for item in getattr(self.orbit.elements, kind)]
-
     def switches(self) -> Switches:
         sw = Switches()
         for name in ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic"):
