@@ -22,6 +22,7 @@ them. After editing qpos/qvel by hand, call `forward()`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -282,7 +283,11 @@ class OrbitData:
         if name in self._arrays:
             return wp.to_torch(self._arrays[name])
         field = self.backend.bind(name)
-        return torch.from_numpy(field) if isinstance(field, np.ndarray) else wp.to_torch(field)
+        if not isinstance(field, np.ndarray):
+            return wp.to_torch(field)
+        with warnings.catch_warnings():  # derived fields such as qacc are read-only views
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.from_numpy(field)
 
     def _native(self, name: str):
         return self.backend.native(self._arrays[name])

@@ -109,6 +109,15 @@ class SimSpec:
     """Folder that relative asset paths in the MJCF resolve from."""
     orbit: OrbitLayerCfg = field(default_factory=OrbitLayerCfg)
     """The orbit layer."""
+    mj_spec: mujoco.MjSpec | None = None
+    """An already-built MjSpec (e.g. a scene assembled by attach); used instead of `xml`."""
+
+    @classmethod
+    def from_mj_spec(cls, mj_spec: mujoco.MjSpec) -> SimSpec:
+        """Wrap an MjSpec (it is copied at compile time, never modified)."""
+        spec = cls(xml="", mj_spec=mj_spec)
+        spec._read_xml_switches()
+        return spec
 
     @classmethod
     def from_xml_string(cls, xml: str) -> SimSpec:
@@ -126,6 +135,8 @@ class SimSpec:
         return spec
 
     def _mj_spec(self) -> mujoco.MjSpec:
+        if self.mj_spec is not None:
+            return self.mj_spec.copy()
         mj_spec = mujoco.MjSpec.from_string(self.xml)
         if self.asset_dir is not None:
             mj_spec.modelfiledir = self.asset_dir

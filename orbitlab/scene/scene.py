@@ -1,0 +1,167 @@
+"""The world: a scene config compiled into one orbit-coupled model over `num_envs` worlds.
+
+    scene = Scene(SceneCfg(num_envs=1024, entities={"sat": cubesat_3u_cfg()}))
+    scene.actuators["sat/wheels"].set_command(torque_nm)   # held until changed
+    scene.step()                                            # actuators -> physics -> sensors
+    scene.sensors["sat/gyro"].value                         # measured, (num_envs, 3)
+    scene.reset(worlds)                                     # only those worlds
+
+Each world is its own chief frame, so entities need no spacing between
+worlds. One `step()` is one physics step: every actuator group runs its
+model and writes the physics layer's commands, the orbit-coupled simulation
+advances, then every sensor whose timer is due samples. Names resolve to ids
+once, here; a missing name raises an error naming it and what exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import torch
+
+from orbitlab.actuators.base import ActuatorGroup
+from orbitlab.actuators.context import ActuatorContext
+from orbitlab.orbit.constants import OrbitInit
+from orbitlab.scene.compile import assemble
+from orbitlab.scene.entities import EntityCfg, MarkerCfg, SpacecraftCfg
+from orbitlab.scene.handles import EntityHandle, MarkerHandle
+from orbitlab.scene.registry import make_actuator, make_sensor
+from orbitlab.sensors.base import Sensor
+from orbitlab.sim.spec import OrbitLayerCfg, SimSpec
+from orbitlab.sim.views import SimView
+
+
+@dataclass(kw_only=True)
+class SceneCfg:
+    """Everything on orbit in one world, and how many worlds."""
+
+    num_envs: int = 1
+    """Number of parallel worlds."""
+    entities: dict[str, EntityCfg] = field(default_factory=dict)
+    """Spacecraft and passive objects by name (the name prefixes their MJCF names)."""
+    markers: dict[str, MarkerCfg] = field(default_factory=dict)
+    """Visual-only markers by name."""
+    orbit: OrbitLayerCfg = field(default_factory=OrbitLayerCfg)
+    """Switches, central body and orbit_dt (elements come from the entities)."""
+    orbit_init: OrbitInit | None = None
+    """Initial chief state of every world (None: 400 km circular equatorial)."""
+    timestep_s: float = 0.01
+    """Physics timestep, s."""
+    backend: str = "cpu"
+    """'cpu' (mujoco.batch) or 'warp' (MuJoCo-Warp)."""
+    device: str | None = None
+    """Warp device of the 'warp' backend (default: a GPU when present)."""
+    nthread: int = 0
+    """CPU threads (0: all cores)."""
+
+
+class Scene:
+    """The compiled scene: model, batched data, entities, actuators, sensors, markers."""
+
+    def __init__(self, cfg: SceneCfg):
+        if int(cfg.num_envs) < 1:
+            raise ValueError(f"num_envs must be >= 1, got {cfg.num_envs}")
+        if any(vars(cfg.orbit.elements).values()):
+            raise ValueError("SceneCfg.orbit.elements must be empty: declare elements on "
+                             "the entities")
+        self.cfg = cfg
+        compiled = assemble(cfg.entities, cfg.markers, cfg.timestep_s)
+        spec = SimSpec.from_mj_spec(compiled.mj_spec)
+        spec.orbit = dataclasses.replace(cfg.orbit, elements=compiled.elements)
+        self.model = spec.compile(timestep=cfg.timestep_s)
+        self.mj_model = self.model.mj_model
+        self.data = self.model.make_data(nworld=cfg.num_envs, orbit=cfg.orbit_init,
+                                         nthread=cfg.nthread, backend=cfg.backend,
+                                         device=cfg.device)
+        self.num_envs = int(cfg.num_envs)
+        self.view = SimView(self.data)
+        self.device = self.view.device
+        self.actuator_context = ActuatorContext(self.view)
+        self.entities = {name: EntityHandle(name, compiled.roots[name], self)
+                         for name in cfg.entities}
+        self.markers = {name: MarkerHandle(name, self) for name in cfg.markers}
+        self.actuators: dict[str, ActuatorGroup] = {}
+        self.sensors: dict[str, Sensor] = {}
+        for name, entity in cfg.entities.items():
+            if isinstance(entity, SpacecraftCfg):
+                self._build_entity(name, entity, compiled.element_index[name])
+        self.all_worlds = torch.arange(self.num_envs, device=self.device)
+        self.reset()
+
+    def _build_entity(self, name: str, entity: SpacecraftCfg,
+                      index: dict[str, dict[str, int]]) -> None:
+        for group_name, group_cfg in entity.actuators.items():
+            key = f"{name}/{group_name}"
+            self.actuators[key] = make_actuator(group_cfg, key, self, name, index)
+        for sensor_name, sensor_cfg in entity.sensors.items():
+            key = f"{name}/{sensor_name}"
+            self.sensors[key] = make_sensor(sensor_cfg, key, self, name, len(self.sensors))
+
+    # ------------------------------------------------------------ simulation
+    @property
+    def physics_dt(self) -> float:
+        """Physics timestep, s."""
+        return self.model.timestep
+
+    def step(self, nstep: int = 1) -> None:
+        """Advance every world by `nstep` physics steps (actuators, physics, sensors)."""
+        ctx, view = self.actuator_context, self.view
+        for _ in range(nstep):
+            ctx.begin_step()
+            for group in self.actuators.values():
+                group.apply()
+            ctx.end_step()
+            self.data.step()
+            view.step_count += 1
+            view.invalidate()
+            for sensor in self.sensors.values():
+                sensor.update()
+
+    def reset(self, worlds: torch.Tensor | None = None,
+              orbit: OrbitInit | list[OrbitInit] | None = None) -> None:
+        """Reset `worlds` (default all): state, chief orbit, actuators, sensors, markers."""
+        worlds = self.all_worlds if worlds is None else torch.as_tensor(
+            worlds, dtype=torch.long, device=self.device)
+        if worlds.numel() == 0:
+            return
+        ids = worlds.cpu().numpy()
+        self.data.reset(ids, orbit=orbit if orbit is not None else self.cfg.orbit_init)
+        view = self.view
+        view.episode[worlds] += 1
+        view.step_count[worlds] = 0
+        view.invalidate()
+        self.actuator_context.external[worlds] = 0.0
+        for group in self.actuators.values():
+            group.reset(worlds)
+        self.refresh_sensors(worlds)
+
+    def refresh_sensors(self, worlds: torch.Tensor) -> None:
+        """Restart the sensors of `worlds` (after a reset or a state edit)."""
+        self.view.invalidate()
+        for sensor in self.sensors.values():
+            sensor.reset(worlds)
+
+    # ------------------------------------------------------------------ names
+    def body_id(self, name: str) -> int:
+        """Id of a body by its scene name ('entity/body'); 'entity' alone is its root."""
+        if name in self.entities:
+            return self.entities[name].root_body
+        return self._id("body", name)
+
+    def site_id(self, name: str) -> int:
+        return self._id("site", name)
+
+    def _id(self, kind: str, name: str) -> int:
+        import mujoco
+
+        obj = {"body": mujoco.mjtObj.mjOBJ_BODY, "site": mujoco.mjtObj.mjOBJ_SITE,
+               "camera": mujoco.mjtObj.mjOBJ_CAMERA}[kind]
+        i = mujoco.mj_name2id(self.mj_model, obj, name)
+        if i < 0:
+            count = {"body": self.mj_model.nbody, "site": self.mj_model.nsite,
+                     "camera": self.mj_model.ncam}[kind]
+            known = [mujoco.mj_id2name(self.mj_model, obj, k) for k in range(count)]
+            raise ValueError(f"no {kind} named '{name}' in the scene (known: "
+                             f"{', '.join(str(k) for k in known if k)})")
+        return i

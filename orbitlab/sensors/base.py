@@ -1,0 +1,192 @@
+"""Sensors with their own timers, latency and noise.
+
+Every sensor samples its truth when its timer is due, i.e. every
+`period_s / dt` physics steps counted from each world's last reset (so a world
+that resets samples at once), holds that sample in between, and delivers it
+`latency_s / dt` physics steps late. A sample is
+
+    measured = truth + bias + bias_walk + std * n,
+
+with a constant `bias` (plus a per-world random bias of std `bias_std` drawn at
+reset), a random walk whose increments over a sampling interval dt_s have std
+`bias_walk_std * sqrt(dt_s)`, and white noise n ~ N(0, 1) from the
+counter-based generator of `noise.py` (reproducible per world). Subclasses
+define `truth()`, may post-process in `measure()` (e.g. normalise a quaternion),
+and declare `dim` (and optional `names` of the components).
+
+Truth stays available: `sensor.truth_value` is the truth at the last sample.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from orbitlab.actuators.delay import DelayLine
+from orbitlab.sensors.noise import gaussian
+from orbitlab.sim.views import SimView
+
+
+@dataclass(kw_only=True)
+class SensorCfg:
+    """Timing and noise shared by every sensor. Units are the sensor's own."""
+
+    body: str = ""
+    """Body of the owning entity the sensor is fixed to ('' : the entity's root body)."""
+    site: str = ""
+    """Optional site of the entity whose axes and position define the sensor frame
+    (e.g. a sun sensor's boresight +z); '' uses the body frame at its origin."""
+    period_s: float = 0.0
+    """Update period, s (0: every physics step); a whole number of physics steps."""
+    latency_s: float = 0.0
+    """Delivery latency, s; a whole number of physics steps."""
+    std: float | tuple[float, ...] = 0.0
+    """White-noise std per component (a scalar applies to all)."""
+    bias: float | tuple[float, ...] = 0.0
+    """Constant bias per component."""
+    bias_std: float | tuple[float, ...] = 0.0
+    """Std of a per-world constant bias drawn at reset."""
+    bias_walk_std: float | tuple[float, ...] = 0.0
+    """Bias random-walk density, units/sqrt(s)."""
+    seed: int = 0
+    """Noise seed."""
+
+
+def _steps(value_s: float, dt: float, owner: str, field_name: str) -> int:
+    steps = value_s / dt
+    if not (math.isfinite(value_s) and value_s >= 0.0) or abs(steps - round(steps)) > 1e-6:
+        raise ValueError(f"{owner}: {field_name} = {value_s} s must be >= 0 and a whole "
+                         f"number of physics steps of {dt} s")
+    return round(steps)
+
+
+def _mount(view: SimView, body: int, site: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sensor axes in body axes (3, 3) and sensor origin from the body origin (3,), m."""
+    import mujoco
+    import numpy as np
+
+    m = view.mj_model
+    rotation, pos = np.eye(3), np.zeros(3)
+    if site >= 0:
+        if m.site_bodyid[site] != body:
+            raise ValueError(f"site '{m.site(site).name}' is not on body '{m.body(body).name}'")
+        mat = np.zeros(9)
+        mujoco.mju_quat2Mat(mat, m.site_quat[site])
+        rotation, pos = mat.reshape(3, 3), m.site_pos[site].copy()
+    kw = {"dtype": torch.float64, "device": view.device}
+    return torch.as_tensor(rotation, **kw), torch.as_tensor(pos, **kw)
+
+
+class Sensor:
+    """Base sensor: timer, hold, latency and noise over (num_worlds, dim) tensors."""
+
+    dim: ClassVar[int] = 0
+    noisy: ClassVar[slice] = slice(None)
+    """Components that receive noise and bias (e.g. not a validity flag)."""
+
+    def __init__(self, cfg: SensorCfg, name: str, view: SimView, body_id: int, stream: int,
+                 site_id: int = -1):
+        self.cfg, self.name, self.view, self.body = cfg, name, view, int(body_id)
+        self.stream = stream
+        self.mount_rotation, self.mount_pos = _mount(view, self.body, site_id)
+        owner = f"sensor '{name}'"
+        self.period_steps = max(1, _steps(cfg.period_s, view.dt, owner, "period_s"))
+        latency = _steps(cfg.latency_s, view.dt, owner, "latency_s")
+        n, kw = view.num_worlds, {"dtype": torch.float64, "device": view.device}
+        self.std = self._per_component(cfg.std, "std")
+        self.bias = self._per_component(cfg.bias, "bias")
+        self.bias_std = self._per_component(cfg.bias_std, "bias_std")
+        self.walk_std = self._per_component(cfg.bias_walk_std, "bias_walk_std")
+        for field_name, value in (("std", self.std), ("bias_std", self.bias_std),
+                                  ("bias_walk_std", self.walk_std)):
+            if (value < 0).any():
+                raise ValueError(f"{owner}: {field_name} must be >= 0, got {value.tolist()}")
+        self.value = torch.zeros((n, self.dim), **kw)
+        """The delivered measurement, (num_worlds, dim)."""
+        self.held = torch.zeros((n, self.dim), **kw)
+        self.truth_value = torch.zeros((n, self.dim), **kw)
+        """Truth at the last sample, (num_worlds, dim)."""
+        self.world_bias = torch.zeros((n, self.noise_dim), **kw)
+        self.samples = torch.zeros(n, dtype=torch.long, device=view.device)
+        self.delay = DelayLine(latency, (n, self.dim), device=view.device)
+        self.worlds = torch.arange(n, device=view.device)
+
+    @property
+    def noise_dim(self) -> int:
+        return len(range(self.dim)[self.noisy])
+
+    def _per_component(self, value, field_name: str) -> torch.Tensor:
+        t = torch.as_tensor(value, dtype=torch.float64, device=self.view.device).reshape(-1)
+        if t.numel() == 1:
+            return t.expand(self.noise_dim).clone()
+        if t.numel() != self.noise_dim:
+            raise ValueError(f"sensor '{self.name}': {field_name} needs 1 or {self.noise_dim} "
+                             f"values, got {t.numel()}")
+        return t
+
+    # ------------------------------------------------------------- helpers
+    def body_rotation(self) -> torch.Tensor:
+        """Sensor axes to world axes, (num_worlds, 3, 3)."""
+        return self.view.frames()["Q"][:, self.body] @ self.mount_rotation
+
+    def position_world(self) -> torch.Tensor:
+        """Sensor origin relative to the chief, world axes, m, (num_worlds, 3)."""
+        frames = self.view.frames()
+        Q = frames["Q"][:, self.body]
+        ipos = torch.as_tensor(self.view.mj_model.body_ipos[self.body], dtype=torch.float64,
+                               device=self.view.device)
+        return frames["com"][:, self.body] + (Q @ (self.mount_pos - ipos)[:, None])[..., 0]
+
+    # ----------------------------------------------------------- subclasses
+    def truth(self) -> torch.Tensor:  # pragma: no cover - abstract
+        """The true value of every world now, (num_worlds, dim)."""
+        raise NotImplementedError
+
+    def measure(self, truth: torch.Tensor, noise: torch.Tensor, worlds: torch.Tensor):
+        """Turn truth (k, dim) into a measurement for `worlds`; adds noise by default."""
+        out = truth.clone()
+        out[:, self.noisy] = out[:, self.noisy] + noise
+        return out
+
+    # ------------------------------------------------------------------ run
+    def _noise(self, worlds: torch.Tensor, walk: bool) -> torch.Tensor:
+        view = self.view
+        seed, ep, k = self.cfg.seed, view.episode[worlds], self.samples[worlds]
+        if walk and bool((self.walk_std > 0).any()):
+            dt_s = self.period_steps * view.dt
+            step = gaussian(seed, 2 * self.stream + 1, worlds, ep, k, self.noise_dim)
+            self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
+        total = self.bias + self.world_bias[worlds]
+        if bool((self.std > 0).any()):
+            total = total + self.std * gaussian(seed, 2 * self.stream, worlds, ep, k,
+                                                self.noise_dim)
+        return total
+
+    def _sample(self, worlds: torch.Tensor, walk: bool = True) -> None:
+        truth = self.truth()[worlds]
+        self.truth_value[worlds] = truth
+        self.held[worlds] = self.measure(truth, self._noise(worlds, walk), worlds)
+        self.samples[worlds] += 1
+
+    def reset(self, worlds: torch.Tensor) -> None:
+        """Restart the worlds' timers, draw their random bias and take a first sample."""
+        self.samples[worlds] = 0
+        self.world_bias[worlds] = 0.0
+        if bool((self.bias_std > 0).any()):
+            ep = self.view.episode[worlds]
+            draw = gaussian(self.cfg.seed, 2 * self.stream + 1, worlds, ep,
+                            torch.full_like(worlds, -1), self.noise_dim)
+            self.world_bias[worlds] = self.bias_std * draw
+        self._sample(worlds, walk=False)  # the walk starts from the reset
+        self.delay.reset(worlds, self.held[worlds])
+        self.value[worlds] = self.held[worlds]
+
+    def update(self) -> None:
+        """After a physics step: sample the worlds whose timer is due, then apply latency."""
+        due = (self.view.step_count % self.period_steps) == 0
+        if bool(due.any()):
+            self._sample(self.worlds[due])
+        self.value = self.delay.push(self.held)

@@ -1,0 +1,51 @@
+"""Counter-based Gaussian noise, reproducible per world.
+
+Every number is a pure function of (seed, stream, world, episode, sample,
+component): a world's noise does not depend on how many worlds there are or
+when the others reset. Uniforms come from a 32-bit integer hash (a
+multiply-xorshift mixer evaluated in int64 with masking) and become normals by
+the Box-Muller transform.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+_MASK = 0xFFFFFFFF
+
+
+def _mix(x: torch.Tensor) -> torch.Tensor:
+    """A 32-bit avalanche mixer on int64 tensors holding values in [0, 2^32)."""
+    x = x & _MASK
+    x = (x ^ (x >> 16)) * 0x7FEB352D & _MASK
+    x = (x ^ (x >> 15)) * 0x846CA68B & _MASK
+    return x ^ (x >> 16)
+
+
+def _key(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
+         sample: torch.Tensor) -> torch.Tensor:
+    h = _mix(torch.full_like(world, (seed * 0x9E3779B1 + stream) & _MASK))
+    for part in (world, episode, sample):
+        h = _mix(h ^ (part & _MASK))
+    return h
+
+
+def gaussian(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
+             sample: torch.Tensor, dim: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """Standard normal numbers of shape (len(world), dim).
+
+    Args:
+        seed, stream: the generator's seed and an id separating independent uses.
+        world, episode, sample: (k,) int64 tensors: world ids, their reset counts and
+            each world's sample counter.
+        dim: numbers per world.
+    """
+    base = _key(seed, stream, world, episode, sample)[:, None]
+    comp = torch.arange(dim, device=world.device, dtype=torch.long)[None, :]
+    h1 = _mix(base ^ _mix(2 * comp + 1))
+    h2 = _mix(base ^ _mix(2 * comp + 2) ^ 0x5BD1E995)
+    u1 = (h1.to(dtype) + 0.5) / 4294967296.0
+    u2 = (h2.to(dtype) + 0.5) / 4294967296.0
+    return torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)

@@ -1,0 +1,69 @@
+"""Torch views of an OrbitData for the layers above the simulation (zero-copy).
+
+`SimView` gives actuator groups, sensors and managers one place to read the
+truth state as torch tensors on the simulation's device:
+* `array(name)`: an orbit-layer array ('R', 'V', 'thruster_force', ...) or an
+  MjData field ('qpos', 'qvel', 'qacc', ...), shared with the simulation;
+* `frames()`: every body's rotation, COM, angular velocity and COM velocity in
+  world axes, computed by one kernel launch at most once per physics step
+  (call `invalidate()` after the state changes: the scene does so after each
+  step and reset);
+* `hill()`: each chief's Hill frame (rotation ECI -> Hill, and its rate);
+* per-world counters `step_count` (physics steps since the world's last reset)
+  and `episode` (resets so far), which drive the sensors' timers and noise.
+"""
+
+from __future__ import annotations
+
+import torch
+import warp as wp
+
+FRAME_FIELDS = ("Q", "com", "omega", "v_com")
+
+
+class SimView:
+    """Zero-copy torch access to an OrbitData's state, frames and counters."""
+
+    def __init__(self, data):
+        self.data = data
+        self.num_worlds = data.nworld
+        self.dt = data.model.timestep
+        self.mj_model = data.model.mj_model
+        self._arrays: dict[str, torch.Tensor] = {}
+        self.device = self.array("R").device
+        self.step_count = torch.zeros(self.num_worlds, dtype=torch.long, device=self.device)
+        """Physics steps since each world's last reset."""
+        self.episode = torch.zeros(self.num_worlds, dtype=torch.long, device=self.device)
+        """Number of resets of each world."""
+        self._frames: dict[str, torch.Tensor] | None = None
+        self._fresh = False
+
+    def array(self, name: str) -> torch.Tensor:
+        """A live torch view of an orbit-layer array or an MjData field, (num_worlds, ...)."""
+        if name not in self._arrays:
+            self._arrays[name] = self.data.torch(name)
+        return self._arrays[name]
+
+    def frames(self) -> dict[str, torch.Tensor]:
+        """Q (N, nbody, 3, 3) body to world; com (m), omega (rad/s), v_com (m/s): (N, nbody, 3)."""
+        if not self._fresh:
+            frames = self.data.body_frames()
+            if self._frames is None:
+                self._frames = {k: wp.to_torch(getattr(frames, k)) for k in FRAME_FIELDS}
+            self._fresh = True
+        return self._frames
+
+    def invalidate(self) -> None:
+        """Mark the cached frames stale (the state has changed)."""
+        self._fresh = False
+
+    def hill(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(C_LI (N, 3, 3), omega (N, 3)): ECI -> Hill rotation (rows x radial, y along-track,
+        z orbit normal) and the frame's ECI angular velocity (R x V) / |R|^2, rad/s."""
+        R, V = self.array("R"), self.array("V")
+        h = torch.cross(R, V, dim=-1)
+        x = R / torch.linalg.vector_norm(R, dim=-1, keepdim=True)
+        z = h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)
+        y = torch.cross(z, x, dim=-1)
+        omega = h / (R * R).sum(-1, keepdim=True)
+        return torch.stack([x, y, z], dim=-2), omega
