@@ -264,7 +264,9 @@ def test_docking_latch_closes_only_on_a_soft_aligned_contact():
     half = math.sqrt(0.5)
     q_t[:] = torch.tensor([half, 0.0, -half, 0.0], dtype=torch.float64)
     sat = scene.entities["sat"]
+    # The probe is the sat's body frame here: its +z turned to face +x, toward the port.
     sat.set_root_state(scene.all_worlds, pos_m=[[0.97, 0.0, 0.0], [0.97, 0.0, 0.0]],
+                       quat=[half, 0.0, half, 0.0],
                        lin_vel_mps=[[0.05, 0.0, 0.0], [0.3, 0.0, 0.0]])
     contact, latched, dist, closing, lateral, mis = scene.sensors["sat/latch"].value.T
     assert lateral.tolist() == pytest.approx([0.0, 0.0], abs=1e-12)

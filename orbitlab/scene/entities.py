@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 import mujoco
 import numpy as np
 
+from orbitlab.scene.catalog import asset_path
 from orbitlab.sim.elements import ElementSet
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
-_ASSET_DIR = Path(__file__).resolve().parent.parent / "assets"
 
 
 def load_mjcf(mjcf: str, owner: str) -> mujoco.MjSpec:
@@ -34,12 +34,11 @@ def load_mjcf(mjcf: str, owner: str) -> mujoco.MjSpec:
         return mujoco.MjSpec.from_string(text)
     path = Path(mjcf)
     if not path.is_file():
-        shipped = _ASSET_DIR / (mjcf if mjcf.endswith(".xml") else f"{mjcf}.xml")
-        if not shipped.is_file():
-            known = sorted(p.stem for p in _ASSET_DIR.glob("*.xml"))
-            raise ValueError(f"{owner}: mjcf '{mjcf}' is neither XML, a file, nor a shipped "
-                             f"asset (known assets: {', '.join(known)})")
-        path = shipped
+        try:
+            path = asset_path(mjcf)
+        except ValueError as error:
+            raise ValueError(f"{owner}: mjcf '{mjcf}' is neither XML nor a file; {error}") \
+                from None
     return mujoco.MjSpec.from_file(str(path))
 
 

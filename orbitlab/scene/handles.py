@@ -59,6 +59,28 @@ class EntityHandle:
         self.scene.refresh_sensors(worlds)
 
 
+    def equality_id(self, name: str) -> int:
+        """Id of one of the entity's equality constraints (e.g. a latch), by its MJCF name."""
+        m = self.scene.mj_model
+        i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_EQUALITY, f"{self.name}/{name}")
+        if i < 0:
+            own = [m.equality(k).name.removeprefix(f"{self.name}/") for k in range(m.neq)
+                   if m.equality(k).name.startswith(f"{self.name}/")]
+            raise ValueError(f"entity '{self.name}' has no equality constraint '{name}' "
+                             f"(it has: {', '.join(own) or 'none'})")
+        return i
+
+    def set_constraint_active(self, worlds: torch.Tensor, name: str, active: bool) -> None:
+        """Engage or release a constraint (e.g. a latch holding a hinged array) in `worlds`.
+
+        Parts that change state: a latched solar array deploys on its spring once its
+        latch constraint is released. A reset restores the MJCF's initial state.
+        """
+        i = self.equality_id(name)
+        eq_active = self.scene.view.array("eq_active")
+        eq_active[worlds, i] = bool(active)
+
+
 class MarkerHandle:
     """A marker's per-world pose (a mocap body)."""
 

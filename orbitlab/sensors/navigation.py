@@ -159,9 +159,9 @@ class DockingLatchCfg(SensorCfg):
     Contact: the probe tip is within `contact_distance_m` of the port. The latch
     closes (and stays closed until reset) at contact when the closing speed is
     below `max_closing_speed_mps`, the lateral error below `max_lateral_m` and the
-    angle between the probe's +x axis and the port's inward axis (-z) below
-    `max_misalignment_rad`.
-    The port's +z axis points out of the port; the probe's +x points forward.
+    angle between the probe's axis and the port's inward axis below
+    `max_misalignment_rad`. Both sites' +z axes carry the direction: the probe's
+    points forward, the port's points out of the port.
     """
 
     target: str = ""
@@ -191,7 +191,7 @@ class DockingLatch(_Targeted):
         pt, vt, Qt = self.target_point()
         po, vo = self.own_point()
         axis_port = Qt[..., :, 2]
-        axis_probe = self.body_rotation()[..., :, 0]
+        axis_probe = self.body_rotation()[..., :, 2]
         d = po - pt
         dist = torch.linalg.vector_norm(d, dim=-1)
         along = (d * axis_port).sum(-1)
