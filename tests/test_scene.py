@@ -10,7 +10,8 @@ from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.sensors.camera import CameraCfg
 from orbitlab.sensors.inertial import GyroCfg, StarTrackerCfg
 from orbitlab.sensors.navigation import RelativeNavCfg
-from orbitlab.sim.elements import ElementSet, SurfaceCfg
+from orbitlab.actuators.thrusters import ThrusterGroupCfg
+from orbitlab.sim.elements import ElementSet, SurfaceCfg, ThrusterCfg
 
 
 def scene_of(entities, num_envs=2, **kw):
@@ -113,8 +114,13 @@ def test_scene_errors_name_the_culprit():
 
 
 def test_both_backends_give_the_same_sensor_truth():
+    thrusters = ElementSet(thrusters=[
+        ThrusterCfg(name="t", body_name="spacecraft", max_force=4.0,
+                    position_body=(0.0, 0.3, 0.0))])
+
     def build(backend):
-        sat = SpacecraftCfg(mjcf="free_body",
+        sat = SpacecraftCfg(mjcf="free_body", elements=thrusters,
+                            actuators={"rcs": ThrusterGroupCfg(pwm_period_s=0.05)},
                             sensors={"gyro": GyroCfg(), "st": StarTrackerCfg(),
                                      "rel": RelativeNavCfg(target="target")})
         scene = scene_of({"sat": sat, "target": PassiveObjectCfg(mjcf="free_body",
@@ -122,10 +128,12 @@ def test_both_backends_give_the_same_sensor_truth():
                          num_envs=3, backend=backend, device="cpu" if backend == "warp" else None)
         scene.entities["sat"].set_root_state(scene.all_worlds, ang_vel_body=[0.01, -0.02, 0.03],
                                              lin_vel_mps=[0.01, 0.0, -0.02])
+        scene.actuators["sat/rcs"].set_command(torch.full((3, 1), 1.3, dtype=torch.float64))
         scene.step(50)
         return {k: s.truth_value.numpy() for k, s in scene.sensors.items()}
 
     cpu, warp = build("cpu"), build("warp")
-    # MuJoCo-Warp integrates the body state in float32: agreement to ~1e-6 relative.
+    # The PWM thruster spun and pushed the body on both backends alike. MuJoCo-Warp
+    # integrates the body state in float32: agreement to ~1e-6.
     for key in cpu:
         np.testing.assert_allclose(warp[key], cpu[key], rtol=0, atol=2e-6, err_msg=key)

@@ -38,22 +38,22 @@ def attitude_sensors(star_tracker_period_s: float = 0.1) -> dict[str, SensorCfg]
     }
 
 
-def cubesat_3u(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
-    """3U CubeSat: three wheels (2e-5 kg m^2, 1e-3 N m), three 0.2 A m^2 magnetorquers."""
+def _cubesat(asset: str, pos_m: Vec3) -> SpacecraftCfg:
     return SpacecraftCfg(
-        mjcf="cubesat_3u", pos_m=pos_m, elements=catalog.cubesat_3u_elements(),
+        mjcf=asset, pos_m=pos_m, elements=catalog.asset_elements(asset),
         actuators={"wheels": ReactionWheelGroupCfg(time_constant_s=0.02, viscous_nms=1e-8),
                    "mtq": MagnetorquerGroupCfg(time_constant_s=0.01)},
         sensors=attitude_sensors())
+
+
+def cubesat_3u(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
+    """3U CubeSat: three wheels (2e-5 kg m^2, 1e-3 N m), three 0.2 A m^2 magnetorquers."""
+    return _cubesat("cubesat_3u", pos_m)
 
 
 def cubesat_6u(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
     """6U CubeSat with deployed wings: three wheels and three magnetorquers."""
-    return SpacecraftCfg(
-        mjcf="cubesat_6u", pos_m=pos_m, elements=catalog.cubesat_6u_elements(),
-        actuators={"wheels": ReactionWheelGroupCfg(time_constant_s=0.02, viscous_nms=1e-8),
-                   "mtq": MagnetorquerGroupCfg(time_constant_s=0.01)},
-        sensors=attitude_sensors())
+    return _cubesat("cubesat_6u", pos_m)
 
 
 def formation_flyer(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
