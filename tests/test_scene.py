@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import torch
 
+from orbitlab.actuators.thrusters import ThrusterGroupCfg
 from orbitlab.scene import spacecraft as library
 from orbitlab.scene.entities import MarkerCfg, PassiveObjectCfg, SpacecraftCfg
 from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.sensors.camera import CameraCfg
 from orbitlab.sensors.inertial import GyroCfg, StarTrackerCfg
 from orbitlab.sensors.navigation import RelativeNavCfg
-from orbitlab.actuators.thrusters import ThrusterGroupCfg
 from orbitlab.sim.elements import ElementSet, SurfaceCfg, ThrusterCfg
 
 
