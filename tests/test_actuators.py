@@ -211,3 +211,26 @@ def test_bad_commands_and_configs_are_named():
         make_scene(actuators={"rcs": ThrusterGroupCfg(elements=["t9"])})
     with pytest.raises(ValueError, match="latency_steps"):
         make_scene(actuators={"rcs": ThrusterGroupCfg(latency_steps=-1)})
+
+
+def test_wrench_command_is_allocated_to_thrusters_around_failures():
+    from orbitlab.scene import spacecraft as library
+
+    scene = Scene(SceneCfg(num_envs=3, entities={"ff": library.formation_flyer()}))
+    rcs = scene.actuators["ff/rcs"]
+    rcs.set_failure(torch.tensor([1]), 0, "off")
+    rcs.set_failure(torch.tensor([2]), 1, "on")
+    wrench = torch.tensor([[0.3, -0.3, 0.2, 0.05, -0.2, 0.1]] * 3, dtype=torch.float64)
+    result = rcs.set_wrench_command(wrench)
+    # Achievable in every world, even without thruster 0 or with thruster 1 stuck on
+    # (worked out by hand from the x-thrusters' force and y-torque): met to rounding.
+    assert result.achievable.all()
+    torch.testing.assert_close(result.achieved, wrench, rtol=0, atol=1e-9)
+    assert rcs.command[1, 0] == 0.0  # the failed thruster is not asked for anything
+    # The stuck-on thruster's push is part of the achieved wrench: the others compensate.
+    forces = rcs.command.clone()
+    forces[2, 1] = rcs.high[2, 1]
+    torch.testing.assert_close(forces @ rcs.allocator().matrix.T, wrench, rtol=0, atol=1e-9)
+    too_big = rcs.set_wrench_command(torch.tensor([[10.0, 0, 0, 0, 0, 0]] * 3,
+                                                  dtype=torch.float64))
+    assert not too_big.achievable.any()  # 3 N is the most any axis can get

@@ -81,6 +81,44 @@ class ThrusterGroup(ActuatorGroup):
                                    dtype=torch.float64, **kw)
         self.direction_error = torch.zeros((n, self.num, 3), dtype=torch.float64, **kw)
 
+    def allocator(self):
+        """A `ThrusterAllocator` for this group's thrusters about their body's COM (built once).
+
+        All thrusters of the group must sit on one body.
+        """
+        if getattr(self, "_allocator", None) is None:
+            from orbitlab.actuators.allocation import ThrusterAllocator
+
+            bodies = {r["body"] for r in self._rows}
+            if len(bodies) != 1:
+                raise ValueError(f"actuator group '{self.name}': allocation needs every "
+                                 "thruster on one body")
+            com = self.ctx.data.model.mj_model.body_ipos[bodies.pop()]
+            self._allocator = ThrusterAllocator(
+                np.array([r["pos"] for r in self._rows]), self.direction.cpu().numpy(),
+                self.high[0].cpu().numpy(), center_of_mass_m=com, device=self.ctx.device)
+        return self._allocator
+
+    def set_wrench_command(self, wrench_body: torch.Tensor, worlds: torch.Tensor | None = None):
+        """Command a body wrench [force N (3), torque N m (3) about the COM, body axes]:
+        allocate it to non-negative thruster forces within each world's limits (failed
+        thrusters excluded, degraded ones scaled) and hold those forces as the command.
+
+        Returns the `AllocationResult` (achieved wrench, residual, achievable flags).
+        """
+        rows = slice(None) if worlds is None else worlds
+        failure, high = self.failure[rows], self.high[rows]
+        limit = torch.where(failure == 0, self.gain[rows] * high, 0.0)
+        stuck_on = torch.where(failure == 1, high, 0.0)  # fires anyway: allocate the rest
+        allocator = self.allocator()
+        wrench = torch.as_tensor(wrench_body, dtype=torch.float64, device=self.ctx.device)
+        result = allocator.allocate(wrench - stuck_on @ allocator.matrix.T, limit)
+        result.achieved = result.achieved + stuck_on @ allocator.matrix.T
+        result.residual = wrench - result.achieved
+        gain = self.gain[rows].clamp_min(1e-12)
+        self.set_command(torch.where(limit > 0.0, result.forces / gain, 0.0), worlds)
+        return result
+
     def limits(self):
         return (torch.zeros(len(self._rows)),
                 torch.tensor([r["max"] for r in self._rows], dtype=torch.float64))
