@@ -1,0 +1,113 @@
+"""The agent: nodes chained synchronously, each on its own timer.
+
+`AgentGraph.step` runs the nodes in list order; each reads the readings plus the outputs that
+earlier nodes published in this call (or hold from their last update), so data moves through
+the whole chain within one call. A learned policy replaces a prefix of the chain and feeds the
+rest: `graph.suffix("wrench")` is the graph after node 'wrench', whose external inputs include
+everything the cut nodes published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import torch
+
+from orbitlab.agent.node import Node, as_world_tensor
+
+
+class AgentGraph:
+    """An ordered chain of nodes sharing num_envs, dt_s and device.
+
+    Construction checks that every required node input is published by an earlier node or
+    listed in `external_inputs` (ValueError naming node and key), that node names are unique and
+    that no two nodes publish one key. The graph counts its calls per world (`step_count`,
+    zeroed by `reset`); `step` uses that count unless one is given. Nodes are shared, not
+    copied, by `suffix`, so a suffix and its parent see the same timers and held outputs.
+    """
+
+    def __init__(self, nodes: Sequence[Node], external_inputs: Iterable[str] = ()) -> None:
+        self.nodes = list(nodes)
+        self.external_inputs = frozenset(external_inputs)
+        if not self.nodes:
+            raise ValueError("AgentGraph needs at least one node")
+        first = self.nodes[0]
+        self.num_envs, self.dt_s, self.device = first.num_envs, first.dt_s, first.device
+        self._check_nodes()
+        self.step_count = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        """Graph calls since each world's reset, (num_envs,)."""
+
+    def _check_nodes(self) -> None:
+        names: set[str] = set()
+        publisher: dict[str, str] = {}
+        for node in self.nodes:
+            if node.name in names:
+                raise ValueError(f"AgentGraph: two nodes are named '{node.name}'")
+            names.add(node.name)
+            if node.num_envs != self.num_envs or abs(node.dt_s - self.dt_s) > 1e-12 * self.dt_s:
+                raise ValueError(f"AgentGraph: node '{node.name}' has num_envs {node.num_envs}, "
+                                 f"dt_s {node.dt_s}; the graph has {self.num_envs}, {self.dt_s}")
+            for name, key in node.input_keys.items():
+                if (name not in node.optional_inputs and key not in publisher
+                        and key not in self.external_inputs):
+                    raise ValueError(f"AgentGraph: node '{node.name}' input '{name}' reads key "
+                                     f"'{key}', which no earlier node publishes and which is "
+                                     f"not in external_inputs {sorted(self.external_inputs)}")
+            for key in node.output_keys.values():
+                if key in publisher:
+                    raise ValueError(f"AgentGraph: key '{key}' is published by both node "
+                                     f"'{publisher[key]}' and node '{node.name}'")
+                publisher[key] = node.name
+        self.published_keys = tuple(publisher)
+
+    def step(self, values: dict[str, torch.Tensor],
+             step_count: torch.Tensor | int | None = None) -> dict[str, torch.Tensor]:
+        """Run every node in order; return `values` extended with all published outputs.
+
+        Args:
+            values: readings by key, each (num_envs, ...); not modified.
+            step_count: calls since each world's reset, (num_envs,) or scalar; None uses the
+                graph's own count. The graph's count advances by one either way.
+        """
+        steps = self.step_count if step_count is None else as_world_tensor(
+            step_count, self.num_envs, self.device, torch.long)
+        out = dict(values)
+        for node in self.nodes:
+            node.update(out, steps)
+            out.update(node.published())
+        self.step_count += 1
+        return out
+
+    def reset(self, worlds: torch.Tensor | None = None) -> None:
+        """Reset every node's held outputs and state, and the call count, of `worlds`
+        (index or bool mask; None: all)."""
+        for node in self.nodes:
+            node.reset(worlds)
+        self.step_count[slice(None) if worlds is None else worlds] = 0
+
+    def node(self, name: str) -> Node:
+        """The node called `name` (KeyError if none)."""
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"AgentGraph: no node '{name}' (nodes: {[n.name for n in self.nodes]})")
+
+    def suffix(self, after_node: str) -> AgentGraph:
+        """The nodes after `after_node`, as a graph whose external inputs are this graph's plus
+        every key published up to and including `after_node` (what a policy replacing that
+        prefix provides)."""
+        index = self.nodes.index(self.node(after_node))
+        if index == len(self.nodes) - 1:
+            raise ValueError(f"AgentGraph.suffix: no node after '{after_node}'")
+        cut = {key for node in self.nodes[:index + 1] for key in node.output_keys.values()}
+        return AgentGraph(self.nodes[index + 1:], self.external_inputs | cut)
+
+    def __str__(self) -> str:
+        rows = [("node", "period", "inputs -> outputs")]
+        rows += [(name, period, f"{ins} -> {outs}")
+                 for name, period, ins, outs in (n.describe() for n in self.nodes)]
+        widths = [max(len(r[i]) for r in rows) for i in range(2)]
+        title = f"AgentGraph: {self.num_envs} worlds, dt {self.dt_s:g} s ('?': optional input)"
+        lines = [title]
+        lines += [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c}" for a, b, c in rows]
+        return "\n".join(lines)

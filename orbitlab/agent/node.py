@@ -1,0 +1,164 @@
+"""Agent nodes: computations with their own update period that hold their output in between.
+
+A node reads named tensors from the graph's value dict, computes named outputs for every world
+at once, and publishes them. The graph calls it every `dt_s` seconds; the node recomputes only in
+the worlds whose timer is due (`step_count % period_steps == 0`, counted in graph calls since each
+world's reset, plus every world that was reset since its last update) and holds its last output
+in the others. All tensors are batched over worlds: shape (num_envs, ...), float64.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+
+
+@dataclass(kw_only=True)
+class NodeCfg:
+    """Timing and wiring shared by every node."""
+
+    period_s: float = 0.0
+    """Update period, s (0: every graph call); a whole multiple of the graph's dt_s."""
+    inputs: dict[str, str] = field(default_factory=dict)
+    """This node's input name -> key it reads in the graph's value dict (default: same name)."""
+    outputs: dict[str, str] = field(default_factory=dict)
+    """This node's output name -> key it is published under (default: same name)."""
+
+
+def period_steps(period_s: float, dt_s: float, owner: str) -> int:
+    """Graph calls per update for `period_s` (0 -> 1); ValueError naming `owner` if not whole."""
+    if not (math.isfinite(dt_s) and dt_s > 0.0):
+        raise ValueError(f"{owner}: dt_s = {dt_s} s must be finite and > 0")
+    steps = period_s / dt_s
+    if not (math.isfinite(period_s) and period_s >= 0.0) or abs(steps - round(steps)) > 1e-9 * max(
+            1.0, steps):
+        raise ValueError(f"{owner}: period_s = {period_s} s must be >= 0 and a whole multiple "
+                         f"of the graph's dt_s = {dt_s} s")
+    return max(1, round(steps))
+
+
+def as_world_tensor(value: object, num_envs: int, device: torch.device | str,
+                    dtype: torch.dtype) -> torch.Tensor:
+    """`value` (scalar or (num_envs,)) as a (num_envs,) tensor."""
+    return torch.as_tensor(value, dtype=dtype, device=device).expand(num_envs)
+
+
+class Node:
+    """Base node: per-world timer, held outputs and wiring. Subclasses implement `compute`.
+
+    Subclasses declare `input_names` (required), `optional_inputs` (passed to `compute` only when
+    their key is in the value dict) and `output_names`. Inside `compute`, `self.due` is the (N,)
+    bool mask of worlds that take the new output: a stateful node advances its state only there
+    (the others keep their held output and state). `update_period_s` is the effective period,
+    s (`period_steps * dt_s`).
+    """
+
+    input_names: ClassVar[tuple[str, ...]] = ()
+    optional_inputs: ClassVar[tuple[str, ...]] = ()
+    output_names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, cfg: NodeCfg, name: str, num_envs: int, dt_s: float,
+                 device: torch.device | str = "cpu") -> None:
+        if num_envs < 1:
+            raise ValueError(f"node '{name}': num_envs must be >= 1, got {num_envs}")
+        self.cfg, self.name, self.num_envs, self.dt_s = cfg, name, int(num_envs), float(dt_s)
+        self.device = torch.device(device)
+        self.period_steps = period_steps(cfg.period_s, dt_s, f"node '{name}'")
+        self.update_period_s = self.period_steps * self.dt_s
+        self._check_wiring(cfg.inputs, self.input_names + self.optional_inputs, "inputs")
+        self._check_wiring(cfg.outputs, self.output_names, "outputs")
+        self.held: dict[str, torch.Tensor] = {}
+        """Current outputs by output name, each (num_envs, ...)."""
+        self.due = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        self._fresh = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+
+    def _check_wiring(self, mapping: dict[str, str], names: tuple[str, ...], what: str) -> None:
+        unknown = sorted(set(mapping) - set(names))
+        if unknown:
+            raise ValueError(f"node '{self.name}': cfg.{what} names {unknown}, but its {what} "
+                             f"are {list(names)}")
+
+    # -------------------------------------------------------------- wiring
+    @property
+    def input_keys(self) -> dict[str, str]:
+        """Input name -> value-dict key, required and optional inputs."""
+        return {n: self.cfg.inputs.get(n, n) for n in self.input_names + self.optional_inputs}
+
+    @property
+    def output_keys(self) -> dict[str, str]:
+        """Output name -> published key."""
+        return {n: self.cfg.outputs.get(n, n) for n in self.output_names}
+
+    def published(self) -> dict[str, torch.Tensor]:
+        """The held outputs under their published keys."""
+        keys = self.output_keys
+        return {keys[n]: v for n, v in self.held.items()}
+
+    def gather(self, values: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """This node's inputs from `values`; KeyError naming the node and key if one is missing."""
+        inputs = {}
+        for name, key in self.input_keys.items():
+            if key not in values:
+                if name in self.optional_inputs:
+                    continue
+                raise KeyError(f"node '{self.name}': input '{name}' needs key '{key}', which is "
+                               f"not in the values ({sorted(values)})")
+            value = values[key]
+            if isinstance(value, torch.Tensor) and (value.ndim == 0
+                                                    or value.shape[0] != self.num_envs):
+                raise ValueError(f"node '{self.name}': key '{key}' must be batched over "
+                                 f"{self.num_envs} worlds, got shape {tuple(value.shape)}")
+            inputs[name] = value
+        return inputs
+
+    # ----------------------------------------------------------------- run
+    def reset(self, worlds: torch.Tensor | None = None) -> None:
+        """Zero the held outputs and internal state of `worlds` (index or bool mask; None: all);
+        they recompute on their next `update` whatever the step count."""
+        worlds = slice(None) if worlds is None else worlds
+        self._fresh[worlds] = True
+        for value in self.held.values():
+            value[worlds] = 0
+        self.reset_state(worlds)
+
+    def reset_state(self, worlds: torch.Tensor | slice) -> None:
+        """Subclass hook: clear the internal state of `worlds`."""
+
+    def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Subclass: the outputs of every world, by output name."""
+        raise NotImplementedError
+
+    def update(self, values: dict[str, torch.Tensor], step_count: torch.Tensor | int) -> None:
+        """Recompute the due worlds from `values`; the others hold their last output.
+
+        Args:
+            values: the graph's value dict (readings and earlier nodes' outputs).
+            step_count: graph calls since each world's reset, (num_envs,) or a scalar.
+        """
+        inputs = self.gather(values)
+        steps = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
+        due = (steps % self.period_steps == 0) | self._fresh
+        if not bool(due.any()):
+            return
+        self.due = due
+        outputs = self.compute(inputs)
+        if set(outputs) != set(self.output_names):
+            raise RuntimeError(f"node '{self.name}': compute returned {sorted(outputs)}, "
+                               f"expected {list(self.output_names)}")
+        for name, value in outputs.items():
+            old = self.held.get(name)
+            if old is None or old.shape != value.shape:
+                old = torch.zeros_like(value)
+            mask = due.reshape((-1,) + (1,) * (value.ndim - 1))
+            self.held[name] = torch.where(mask, value, old)
+        self._fresh &= ~due
+
+    def describe(self) -> tuple[str, str, str, str]:
+        """(name, period, inputs, outputs) for the graph's table."""
+        period = "every call" if self.cfg.period_s == 0 else f"{self.update_period_s:g} s"
+        ins = ", ".join(k + ("?" if n in self.optional_inputs else "")
+                        for n, k in self.input_keys.items())
+        return self.name, period, ins, ", ".join(self.output_keys.values())
