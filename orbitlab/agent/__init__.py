@@ -10,6 +10,8 @@ from orbitlab.agent.attitude import (
     BDotNode,
     QuaternionPDCfg,
     QuaternionPDNode,
+    RateDampingCfg,
+    RateDampingNode,
     attitude_error,
     bdot_gain,
 )
@@ -39,7 +41,7 @@ from orbitlab.agent.node import Node, NodeCfg
 __all__ = [
     "AgentGraph", "AllocationCfg", "AllocationNode", "BDotCfg", "BDotNode", "CwLqrCfg",
     "CwLqrNode", "HillForceToBodyCfg", "HillForceToBodyNode", "Node", "NodeCfg",
-    "QuaternionPDCfg", "QuaternionPDNode", "TorqueToMagnetorquersCfg",
+    "QuaternionPDCfg", "QuaternionPDNode", "RateDampingCfg", "RateDampingNode", "TorqueToMagnetorquersCfg",
     "TorqueToMagnetorquersNode", "TorqueToWheelsCfg", "TorqueToWheelsNode", "attitude_error",
     "bdot_gain", "cw_stm", "cw_zoh_input", "lqr_gain", "mean_motion", "riccati_map",
     "solve_dare",

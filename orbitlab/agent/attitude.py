@@ -178,6 +178,32 @@ class QuaternionPDNode(Node):
         return {"torque": scale_to_norm(torque, self.cfg.max_torque_nm)}
 
 
+@dataclass(kw_only=True)
+class RateDampingCfg(NodeCfg):
+    """Rate damping tau = -Kd omega."""
+
+    kd_nms: float | tuple[float, float, float] = 1.0
+    """Kd, N m s / rad."""
+    max_torque_nm: float = math.inf
+    """Torque norm limit, N m (direction kept)."""
+
+
+class RateDampingNode(Node):
+    """tau = -Kd omega, norm-limited: detumbling with wheels or thrusters.
+    Input: rate (N, 3) rad/s, body axes. Output: torque (N, 3) N m, body axes."""
+
+    input_names = ("rate",)
+    output_names = ("torque",)
+
+    def __init__(self, cfg: RateDampingCfg, name: str, num_envs: int, dt_s: float,
+                 device: torch.device | str = "cpu") -> None:
+        super().__init__(cfg, name, num_envs, dt_s, device)
+        self.kd = vector_param(cfg.kd_nms, "kd_nms", name, self.device)
+
+    def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {"torque": scale_to_norm(-self.kd * inputs["rate"], self.cfg.max_torque_nm)}
+
+
 def scale_to_norm(vectors: torch.Tensor, limit: float) -> torch.Tensor:
     """Scale each row down so its Euclidean norm is at most `limit`, keeping its direction."""
     if math.isinf(limit):

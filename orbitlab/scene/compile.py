@@ -11,6 +11,7 @@ import copy
 from dataclasses import dataclass, field
 
 import mujoco
+import numpy as np
 
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, load_mjcf
 from orbitlab.sim.elements import ElementSet
@@ -56,7 +57,18 @@ def assemble(entities: dict[str, EntityCfg], markers: dict[str, MarkerCfg],
     for name, marker in markers.items():
         _check_name("marker", name)
         marker.add_to(root.worldbody, name)
+    _add_viewer(root)
     return compiled
+
+
+def _add_viewer(root: mujoco.MjSpec, distance_m: float = 6.0) -> None:
+    """A fixed camera 'viewer' looking at the chief origin from (-1, -1, 0.6) * distance."""
+    eye = np.array([-1.0, -1.0, 0.6]) * distance_m / np.sqrt(2.36)
+    forward = -eye / np.linalg.norm(eye)
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    root.worldbody.add_camera(name="viewer", pos=eye, xyaxes=[*right, *up], fovy=50.0)
 
 
 def _merge_elements(entity: str, elements: ElementSet,

@@ -97,14 +97,16 @@ class Accelerometer(Sensor):
 
 @dataclass(kw_only=True)
 class StarTrackerCfg(SensorCfg):
-    """Star tracker: attitude quaternion (w, x, y, z) of the sensor frame to ECI (4).
+    """Star tracker: attitude quaternion (w, x, y, z) of the BODY frame to ECI (4).
 
-    `std` and `bias_std` are small-angle rotation errors per sensor axis, rad
-    (3 values or one); `misalignment_rad` is a fixed mounting error (rotation vector).
+    The known mount rotation (the site) is removed, as flight software does; what
+    remains are errors: `std` and `bias_std` are small-angle rotations per body
+    axis, rad (3 values or one), and `misalignment_rad` is an unknown fixed mounting
+    error (rotation vector, body axes).
     """
 
     misalignment_rad: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """Fixed mounting error of the tracker, rotation vector in sensor axes, rad."""
+    """Unknown fixed mounting error, rotation vector in body axes, rad."""
 
 
 class StarTracker(Sensor):
@@ -117,7 +119,8 @@ class StarTracker(Sensor):
         self.misalignment = quat_from_rotation_vector(r)
 
     def truth(self):
-        return quat_from_matrix(self.body_rotation())
+        # The body attitude: flight software removes the known mount rotation.
+        return quat_from_matrix(self.view.frames()["Q"][:, self.body])
 
     def measure(self, truth, noise, worlds):
         error = quat_multiply(self.misalignment.expand(len(worlds), 4),

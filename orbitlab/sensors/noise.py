@@ -26,10 +26,9 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
 
 def _key(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
          sample: torch.Tensor) -> torch.Tensor:
-    h = _mix(torch.full_like(world, (seed * 0x9E3779B1 + stream) & _MASK))
-    for part in (world, episode, sample):
-        h = _mix(h ^ (part & _MASK))
-    return h
+    h = _mix(world ^ ((seed * 0x9E3779B1 + stream * 0x85EBCA77) & _MASK))
+    h = _mix(h ^ ((episode * 0x27D4EB2F) & _MASK))
+    return _mix(h ^ (sample & _MASK))
 
 
 def gaussian(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
@@ -43,9 +42,19 @@ def gaussian(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
         dim: numbers per world.
     """
     base = _key(seed, stream, world, episode, sample)[:, None]
-    comp = torch.arange(dim, device=world.device, dtype=torch.long)[None, :]
-    h1 = _mix(base ^ _mix(2 * comp + 1))
-    h2 = _mix(base ^ _mix(2 * comp + 2) ^ 0x5BD1E995)
-    u1 = (h1.to(dtype) + 0.5) / 4294967296.0
-    u2 = (h2.to(dtype) + 0.5) / 4294967296.0
+    h = _mix(base ^ _component_salts(2 * dim, world.device))
+    u = (h.to(dtype) + 0.5) / 4294967296.0
+    u1, u2 = u[:, :dim], u[:, dim:]
     return torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)
+
+
+_SALTS: dict[tuple[int, str], torch.Tensor] = {}
+
+
+def _component_salts(count: int, device: torch.device) -> torch.Tensor:
+    """Distinct 32-bit constants per component (cached)."""
+    key = (count, str(device))
+    if key not in _SALTS:
+        comp = torch.arange(1, count + 1, dtype=torch.long, device=device)
+        _SALTS[key] = _mix(_mix(comp * 0x632BE5AB))[None, :]
+    return _SALTS[key]

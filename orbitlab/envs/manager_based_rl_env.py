@@ -1,0 +1,205 @@
+"""The manager-based RL environment over a scene of `num_envs` orbit-coupled worlds.
+
+One `step(action)`:
+1. the action manager hands the action to actuator groups / agent-graph inputs;
+2. `decimation` physics steps; before each, the agent graph (if any) runs with
+   the latest sensor readings (by sensor name), the commands (by command name)
+   and the action's graph inputs, and writes its outputs to actuator groups;
+3. episode counters advance; commands update; terminations and rewards;
+4. finished envs (terminal or timed out) are reset, alone; their episode
+   statistics go to `extras["log"]`; `extras["time_outs"]` marks truncations;
+5. interval events fire; observations are computed (after the resets, so a
+   reset env returns its first observation of the new episode).
+
+All tensors are torch on the simulation's device, shaped (num_envs, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from orbitlab.managers.action_manager import ActionManager, ActionTermCfg
+from orbitlab.managers.command_manager import CommandManager, CommandTermCfg
+from orbitlab.managers.curriculum_manager import CurriculumManager
+from orbitlab.managers.event_manager import EventManager
+from orbitlab.managers.observation_manager import ObservationManager
+from orbitlab.managers.reward_manager import RewardManager
+from orbitlab.managers.termination_manager import TerminationManager
+from orbitlab.managers.terms import (
+    CurriculumTermCfg,
+    EventTermCfg,
+    ObservationGroupCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from orbitlab.scene.scene import Scene, SceneCfg
+
+
+@dataclass(kw_only=True)
+class ManagerBasedRLEnvCfg:
+    """An RL task: the scene plus its managers."""
+
+    scene: SceneCfg
+    """The world."""
+    decimation: int = 10
+    """Physics steps per environment step."""
+    episode_length_s: float = 60.0
+    """Episode time limit, s (a time-out, not a terminal state)."""
+    actions: dict[str, ActionTermCfg] = field(default_factory=dict)
+    observations: dict[str, ObservationGroupCfg] = field(default_factory=dict)
+    rewards: dict[str, RewardTermCfg] = field(default_factory=dict)
+    terminations: dict[str, TerminationTermCfg] = field(default_factory=dict)
+    events: dict[str, EventTermCfg] = field(default_factory=dict)
+    commands: dict[str, CommandTermCfg] = field(default_factory=dict)
+    curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
+    agent: Any = None
+    """Optional agent graph factory `agent(env) -> (AgentGraph, {graph key: actuator group})`;
+    it runs before every physics step with the sensors' values."""
+    seed: int = 0
+    """Seed of every random draw of the managers."""
+    render_size: tuple[int, int] = (480, 640)
+    """`render()` image size (height, width), px."""
+
+
+class ManagerBasedRLEnv:
+    """Batched environment: `reset()`, `step(action)`, `render()`, torch tensors throughout."""
+
+    def __init__(self, cfg: ManagerBasedRLEnvCfg):
+        if int(cfg.decimation) < 1:
+            raise ValueError(f"decimation must be >= 1, got {cfg.decimation}")
+        self.cfg = cfg
+        self.seed = int(cfg.seed)
+        torch.manual_seed(self.seed)
+        self.scene = Scene(cfg.scene)
+        self.num_envs = self.scene.num_envs
+        self.device = self.scene.device
+        self.physics_dt = self.scene.physics_dt
+        self.step_dt = self.physics_dt * cfg.decimation
+        self.max_episode_length_s = float(cfg.episode_length_s)
+        self.max_episode_length = int(np.ceil(cfg.episode_length_s / self.step_dt))
+        self.all_env_ids = torch.arange(self.num_envs, device=self.device)
+        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long,
+                                              device=self.device)
+        self.common_step_counter = 0
+        self.agent_inputs: dict[str, torch.Tensor] = {}
+        self.extras: dict[str, Any] = {"log": {}}
+        self._renderer = None
+        self._renderer_camera = None
+        self.agent, self.agent_outputs = (cfg.agent(self) if cfg.agent is not None
+                                          else (None, {}))
+        self.command_manager = CommandManager(cfg.commands, self)
+        self.action_manager = ActionManager(cfg.actions, self)
+        self.event_manager = EventManager(cfg.events, self)
+        self.event_manager.apply("startup")
+        self.reward_manager = RewardManager(cfg.rewards, self)
+        self.termination_manager = TerminationManager(cfg.terminations, self)
+        self.curriculum_manager = CurriculumManager(cfg.curriculum, self)
+        self._reset_idx(self.all_env_ids)
+        self.observation_manager = ObservationManager(cfg.observations, self)
+        self.obs_buf = self.observation_manager.compute()
+
+    # ------------------------------------------------------------------- loop
+    def reset(self, seed: int | None = None, env_ids: torch.Tensor | None = None):
+        """Reset `env_ids` (default all); returns (observations, extras)."""
+        if seed is not None:
+            self.reseed(int(seed))
+        ids = self.all_env_ids if env_ids is None else torch.as_tensor(env_ids,
+                                                                       device=self.device)
+        self.extras = {"log": {}}
+        self._reset_idx(ids)
+        self.obs_buf = self.observation_manager.compute()
+        return self.obs_buf, self.extras
+
+    def reseed(self, seed: int) -> None:
+        """Restart every random stream from `seed` (events, noise, commands, actuators,
+        sensors), so that `reset(seed=s)` reproduces the same episodes."""
+        self.seed = seed
+        torch.manual_seed(seed)
+        self.event_manager.generator.manual_seed(seed + 202)
+        if hasattr(self, "observation_manager"):
+            self.observation_manager.generator.manual_seed(seed + 101)
+        for k, term in enumerate(self.command_manager.terms.values()):
+            term.generator.manual_seed(seed + 303 + k)
+        for k, group in enumerate(self.scene.actuators.values()):
+            group.generator.manual_seed(seed + 404 + k + int(group.cfg.seed))
+        self.scene.view.episode.zero_()
+
+    def step(self, action: torch.Tensor):
+        """Apply `action` (num_envs, action_dim) for `decimation` physics steps.
+
+        Returns (observations, reward, terminated, truncated, extras).
+        """
+        self.action_manager.process(action)
+        for _ in range(self.cfg.decimation):
+            self._run_agent()
+            self.scene.step()
+        self.episode_length_buf += 1
+        self.common_step_counter += 1
+        self.command_manager.compute(self.step_dt)
+        done = self.termination_manager.compute()
+        time_out = self.episode_length_buf >= self.max_episode_length
+        truncated = self.termination_manager.time_outs | (time_out & ~self.termination_manager
+                                                          .terminated)
+        terminated = self.termination_manager.terminated.clone()
+        reward = self.reward_manager.compute(self.step_dt).clone()
+        done_ids = torch.nonzero(done | time_out)[:, 0]
+        self.extras = {"log": {}, "time_outs": truncated}
+        if done_ids.numel():
+            if "policy" in self.cfg.observations:
+                self.extras["final_obs"] = self.observation_manager.compute(commit=False)[
+                    "policy"]
+            self._reset_idx(done_ids)
+        self.event_manager.apply("interval", dt=self.step_dt)
+        self.obs_buf = self.observation_manager.compute()
+        return self.obs_buf, reward, terminated, truncated, self.extras
+
+    def _run_agent(self) -> None:
+        if self.agent is None:
+            return
+        values = {name.split("/", 1)[1] if name.count("/") == 1 else name: sensor.value
+                  for name, sensor in self.scene.sensors.items()}
+        values.update({name: term.command for name, term in self.command_manager.terms.items()})
+        values.update(self.agent_inputs)
+        values = self.agent.step(values, self.scene.view.step_count)
+        for key, group in self.agent_outputs.items():
+            self.scene.actuators[group].set_command(values[key])
+
+    def _reset_idx(self, env_ids: torch.Tensor) -> None:
+        log = self.extras.setdefault("log", {})
+        log.update(self.curriculum_manager.compute(env_ids))
+        self.scene.reset(env_ids)
+        self.event_manager.apply("reset", env_ids)
+        self.scene.refresh_sensors(env_ids)
+        for manager in (self.action_manager, self.reward_manager, self.termination_manager,
+                        self.command_manager):
+            log.update(manager.reset(env_ids))
+        if hasattr(self, "observation_manager"):
+            self.observation_manager.reset(env_ids)
+        if self.agent is not None:
+            self.agent.reset(env_ids)
+            for key in self.agent_inputs:
+                self.agent_inputs[key][env_ids] = 0.0
+        self.episode_length_buf[env_ids] = 0
+
+    # ---------------------------------------------------------------- render
+    def render(self, env_id: int = 0, camera: str | None = None) -> np.ndarray:
+        """An RGB image (H, W, 3) uint8 of one env, markers included (offscreen GL)."""
+        from orbitlab.envs.render import render_rgb
+
+        return render_rgb(self, env_id, camera)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+        self._renderer_camera = None
+
+    def __str__(self) -> str:
+        managers = (self.action_manager, self.observation_manager, self.reward_manager,
+                    self.termination_manager, self.event_manager, self.command_manager,
+                    self.curriculum_manager)
+        return "\n".join(str(m) for m in managers)

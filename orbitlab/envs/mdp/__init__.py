@@ -1,0 +1,6 @@
+"""Reusable manager terms: observations, rewards, terminations, events."""
+
+from orbitlab.envs.mdp.events import *
+from orbitlab.envs.mdp.observations import *
+from orbitlab.envs.mdp.rewards import *
+from orbitlab.envs.mdp.terminations import *

@@ -1,0 +1,69 @@
+"""Observation terms: `term(env, **params) -> (num_envs, ...)` tensors."""
+
+from __future__ import annotations
+
+import torch
+
+from orbitlab.sensors.rotations import quat_multiply
+
+__all__ = [
+    "attitude_error_vec",
+    "episode_progress",
+    "generated_command",
+    "last_action",
+    "root_ang_vel",
+    "root_quat",
+    "sensor_value",
+    "wheel_speed",
+]
+
+
+def sensor_value(env, name: str, slice_: tuple[int, int] | None = None) -> torch.Tensor:
+    """A sensor's delivered measurement ('entity/sensor'), optionally a component slice."""
+    value = env.scene.sensors[name].value
+    return value if slice_ is None else value[:, slice_[0]:slice_[1]]
+
+
+def root_ang_vel(env, entity: str) -> torch.Tensor:
+    """True body angular velocity of an entity's root in body axes, rad/s (privileged)."""
+    return env.scene.entities[entity].root_velocity()[1]
+
+
+def root_quat(env, entity: str) -> torch.Tensor:
+    """True attitude quaternion (w, x, y, z) of an entity's root, body to ECI (privileged)."""
+    q = env.scene.entities[entity].root_pose()[1]
+    return torch.where(q[:, :1] < 0, -q, q)
+
+
+def wheel_speed(env, group: str, scale_rad_s: float | None = None) -> torch.Tensor:
+    """Wheel speeds relative to the body, divided by their limit (or `scale_rad_s`)."""
+    wheels = env.scene.actuators[group]
+    speed = wheels.speed()
+    if scale_rad_s is None:
+        limit = torch.tensor([r["max_speed"] for r in wheels._rows], dtype=speed.dtype,
+                             device=speed.device)
+        return speed / limit
+    return speed / scale_rad_s
+
+
+def last_action(env) -> torch.Tensor:
+    """The previous policy action."""
+    return env.action_manager.action
+
+
+def generated_command(env, name: str) -> torch.Tensor:
+    """A command term's current command."""
+    return env.command_manager.command(name)
+
+
+def attitude_error_vec(env, attitude: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Vector part of the shortest-path error quaternion q_target^* (x) q, (N, 3)."""
+    conj = target * torch.tensor([1.0, -1.0, -1.0, -1.0], dtype=target.dtype,
+                                 device=target.device)
+    q_e = quat_multiply(conj, attitude)
+    return torch.where(q_e[:, :1] < 0, -q_e, q_e)[:, 1:]
+
+
+def episode_progress(env) -> torch.Tensor:
+    """Fraction of the episode's time limit elapsed, (N, 1)."""
+    return (env.episode_length_buf.float() / env.max_episode_length)[:, None]

@@ -1,0 +1,27 @@
+"""Reward terms: `term(env, **params) -> (num_envs,)`."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["action_l2", "action_rate_l2", "ang_vel_norm", "constant"]
+
+
+def ang_vel_norm(env, entity: str) -> torch.Tensor:
+    """|omega| of an entity's root body, rad/s."""
+    return torch.linalg.vector_norm(env.scene.entities[entity].root_velocity()[1], dim=-1)
+
+
+def action_l2(env) -> torch.Tensor:
+    """Squared norm of the policy action."""
+    return env.action_manager.action.pow(2).sum(-1)
+
+
+def action_rate_l2(env) -> torch.Tensor:
+    """Squared norm of the change of the policy action."""
+    return (env.action_manager.action - env.action_manager.prev_action).pow(2).sum(-1)
+
+
+def constant(env) -> torch.Tensor:
+    """1 per second (alive bonus or time penalty with a negative weight)."""
+    return torch.ones(env.num_envs, device=env.device)

@@ -1,0 +1,149 @@
+"""Actions: policy outputs mapped to actuator groups or to agent-graph inputs.
+
+Every term takes a slice of the action vector, scales and clips it, and hands
+it on once per environment step; actuator groups hold commands between steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from orbitlab.managers.base import term_table
+
+
+@dataclass(kw_only=True)
+class ActionTermCfg:
+    """An action term; `class_type` builds it with (cfg, env)."""
+
+    class_type: type
+    """The ActionTerm subclass."""
+    scale: float | tuple[float, ...] = 1.0
+    """Command units per unit of action (per component or one for all)."""
+    offset: float | tuple[float, ...] = 0.0
+    """Added after scaling."""
+    clip: tuple[float, float] | None = (-1.0, 1.0)
+    """Clip of the raw action before scaling (None: no clip)."""
+
+
+class ActionTerm:
+    """Maps `dim` raw action components to a command."""
+
+    dim: int
+
+    def __init__(self, cfg: ActionTermCfg, env: Any):
+        self.cfg, self.env = cfg, env
+
+    def process(self, raw: torch.Tensor) -> torch.Tensor:
+        if self.cfg.clip is not None:
+            raw = raw.clamp(*self.cfg.clip)
+        kw = {"dtype": torch.float64, "device": raw.device}
+        return raw.to(torch.float64) * torch.as_tensor(self.cfg.scale, **kw) + \
+            torch.as_tensor(self.cfg.offset, **kw)
+
+    def apply(self, command: torch.Tensor) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class ActuatorAction(ActionTerm):
+    def __init__(self, cfg: ActuatorActionCfg, env: Any):
+        super().__init__(cfg, env)
+        if cfg.group not in env.scene.actuators:
+            raise ValueError(f"action: no actuator group '{cfg.group}' (have: "
+                             f"{', '.join(env.scene.actuators)})")
+        self.group = env.scene.actuators[cfg.group]
+        self.dim = self.group.num
+
+    def apply(self, command):
+        self.group.set_command(command)
+
+
+class ThrusterWrenchAction(ActionTerm):
+    dim = 6
+
+    def __init__(self, cfg: ThrusterWrenchActionCfg, env: Any):
+        super().__init__(cfg, env)
+        if cfg.group not in env.scene.actuators:
+            raise ValueError(f"action: no actuator group '{cfg.group}'")
+        self.group = env.scene.actuators[cfg.group]
+        self.group.allocator()
+
+    def apply(self, command):
+        self.group.set_wrench_command(command)
+
+
+class GraphInputAction(ActionTerm):
+    def __init__(self, cfg: GraphInputActionCfg, env: Any):
+        super().__init__(cfg, env)
+        self.dim = int(cfg.dim)
+
+    def apply(self, command):
+        self.env.agent_inputs[self.cfg.key] = command
+
+
+@dataclass(kw_only=True)
+class ActuatorActionCfg(ActionTermCfg):
+    """Drive an actuator group directly ('entity/group'); dim = its element count."""
+
+    class_type: type = ActuatorAction
+    group: str = ""
+    """Actuator group key, e.g. 'sat/wheels'."""
+
+
+@dataclass(kw_only=True)
+class ThrusterWrenchActionCfg(ActionTermCfg):
+    """A body wrench (6) allocated to a thruster group's non-negative forces."""
+
+    class_type: type = ThrusterWrenchAction
+    group: str = ""
+    """Thruster group key, e.g. 'chaser/rcs'."""
+
+
+@dataclass(kw_only=True)
+class GraphInputActionCfg(ActionTermCfg):
+    """Feed the agent graph's value `key` (a learned policy replaces the graph's prefix)."""
+
+    class_type: type = GraphInputAction
+    key: str = ""
+    """Graph value the action provides, e.g. 'wrench_body'."""
+    dim: int = 6
+    """Number of components."""
+
+
+
+
+class ActionManager:
+    """Splits the policy action across its terms (in order) and applies each."""
+
+    def __init__(self, terms: dict[str, ActionTermCfg], env: Any):
+        self.env = env
+        self.terms = {name: cfg.class_type(cfg, env) for name, cfg in terms.items()}
+        self.total_dim = sum(t.dim for t in self.terms.values())
+        self.action = torch.zeros((env.num_envs, self.total_dim), device=env.device)
+        self.prev_action = torch.zeros_like(self.action)
+
+    def process(self, action: torch.Tensor) -> None:
+        action = torch.as_tensor(action, device=self.env.device, dtype=torch.float32)
+        if action.shape != self.action.shape:
+            raise ValueError(f"action must have shape {tuple(self.action.shape)}, got "
+                             f"{tuple(action.shape)}")
+        if not torch.isfinite(action).all():
+            bad = torch.nonzero(~torch.isfinite(action).all(-1))[:, 0].tolist()
+            raise ValueError(f"action has NaN or inf in envs {bad[:10]}; nothing was applied")
+        self.prev_action.copy_(self.action)
+        self.action.copy_(action)
+        start = 0
+        for term in self.terms.values():
+            term.apply(term.process(action[:, start:start + term.dim]))
+            start += term.dim
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        self.action[env_ids] = 0.0
+        self.prev_action[env_ids] = 0.0
+        return {}
+
+    def __str__(self) -> str:
+        return term_table("ActionManager", [(n, t.dim) for n, t in self.terms.items()],
+                          ("term", "dim"))

@@ -1,0 +1,27 @@
+"""What every manager shares: resolving term configs and printing the active terms."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from orbitlab.managers.terms import TermCfg
+
+
+def resolve_term(name: str, cfg: TermCfg, env: Any):
+    """A callable for a term: the function itself, or an instance of a term class."""
+    if not callable(cfg.func):
+        raise TypeError(f"term '{name}': func must be callable, got {cfg.func!r}")
+    if inspect.isclass(cfg.func):
+        return cfg.func(cfg, env)
+    return cfg.func
+
+
+def term_table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    """A small text table of a manager's active terms."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "+".join("-" * (w + 2) for w in widths)
+    out = [f"<{title}> ({len(rows)} terms)", line,
+           " | ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)), line]
+    out += [" | ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join([*out, line])

@@ -1,0 +1,29 @@
+"""Curriculum terms: adapt the task (e.g. start distance) from the episodes just ended."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.terms import CurriculumTermCfg
+
+
+class CurriculumManager:
+    """Runs `func(env, env_ids, **params)` at resets; logs the value each term returns."""
+
+    def __init__(self, terms: dict[str, CurriculumTermCfg], env: Any):
+        self.env, self.terms = env, terms
+        self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        self.state: dict[str, float] = {}
+
+    def compute(self, env_ids: torch.Tensor) -> dict[str, float]:
+        for name, cfg in self.terms.items():
+            value = self._funcs[name](self.env, env_ids, **cfg.params)
+            if value is not None:
+                self.state[name] = float(value)
+        return {f"Curriculum/{k}": v for k, v in self.state.items()}
+
+    def __str__(self) -> str:
+        return term_table("CurriculumManager", [(n,) for n in self.terms], ("term",))

@@ -1,0 +1,51 @@
+"""Events at startup, at reset, and at random intervals (randomization, disturbances)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.terms import EventTermCfg
+
+
+class EventManager:
+    """Runs `func(env, env_ids, **params)` for the terms of a mode."""
+
+    def __init__(self, terms: dict[str, EventTermCfg], env: Any):
+        self.env, self.terms = env, terms
+        for name, cfg in terms.items():
+            if cfg.mode not in ("startup", "reset", "interval"):
+                raise ValueError(f"event '{name}': mode must be startup, reset or interval, "
+                                 f"got {cfg.mode!r}")
+        self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 202)
+        self._time_left = {n: self._draw(t, env.num_envs) for n, t in terms.items()
+                           if t.mode == "interval"}
+
+    def _draw(self, cfg: EventTermCfg, count: int) -> torch.Tensor:
+        lo, hi = cfg.interval_range_s
+        u = torch.rand(count, generator=self.generator, device=self.env.device,
+                       dtype=torch.float64)
+        return lo + (hi - lo) * u
+
+    def apply(self, mode: str, env_ids: torch.Tensor | None = None, dt: float = 0.0) -> None:
+        ids = self.env.all_env_ids if env_ids is None else env_ids
+        for name, cfg in self.terms.items():
+            if cfg.mode != mode:
+                continue
+            if mode == "interval":
+                left = self._time_left[name]
+                left -= dt
+                due = torch.nonzero(left <= 0.0)[:, 0]
+                if due.numel() == 0:
+                    continue
+                left[due] = self._draw(cfg, due.numel())
+                self._funcs[name](self.env, due, **cfg.params)
+            elif ids.numel():
+                self._funcs[name](self.env, ids, **cfg.params)
+
+    def __str__(self) -> str:
+        return term_table("EventManager", [(n, t.mode) for n, t in self.terms.items()],
+                          ("term", "mode"))

@@ -1,0 +1,74 @@
+"""Observation groups: terms computed, noised, scaled, clipped, stacked in history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.terms import ObservationGroupCfg
+
+
+class ObservationManager:
+    """Computes every observation group, e.g. {'policy': (N, D), 'critic': (N, D')}."""
+
+    def __init__(self, groups: dict[str, ObservationGroupCfg], env: Any):
+        self.env, self.groups = env, groups
+        self._funcs = {g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
+                       for g, cfg in groups.items()}
+        self._history: dict[tuple[str, str], torch.Tensor] = {}
+        self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
+        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 101)
+        sample = self.compute()
+        self.shapes = {g: (v.shape[1:] if isinstance(v, torch.Tensor)
+                           else {k: x.shape[1:] for k, x in v.items()})
+                       for g, v in sample.items()}
+        """Per-group observation shape (without the env dimension)."""
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        """Forget the history of `env_ids` (refilled with their next observation)."""
+        self._fresh[env_ids] = True
+        return {}
+
+    def _term(self, group: str, name: str, noise: bool, commit: bool) -> torch.Tensor:
+        cfg = self.groups[group].terms[name]
+        value = self._funcs[group][name](self.env, **cfg.params)
+        value = value.reshape(self.env.num_envs, -1).to(torch.float32)
+        if noise and cfg.noise_std > 0.0:
+            value = value + cfg.noise_std * torch.randn(
+                value.shape, generator=self.generator, device=value.device)
+        value = value * cfg.scale
+        if cfg.clip is not None:
+            value = value.clamp(*cfg.clip)
+        if cfg.history_length > 0:
+            value = self._stack(group, name, value, cfg.history_length, commit)
+        return value
+
+    def _stack(self, group: str, name: str, value: torch.Tensor, length: int,
+               commit: bool) -> torch.Tensor:
+        key = (group, name)
+        if key not in self._history:
+            self._history[key] = value[:, None].repeat(1, length + 1, 1)
+        hist = self._history[key]
+        hist = torch.cat([hist[:, 1:], value[:, None]], dim=1)
+        hist[self._fresh] = value[self._fresh, None]
+        if commit:
+            self._history[key] = hist
+        return hist.reshape(self.env.num_envs, -1)
+
+    def compute(self, commit: bool = True) -> dict[str, torch.Tensor | dict[str, torch.Tensor]]:
+        """Every group's observation; `commit=False` leaves the history untouched (used
+        for the final observation of an ending episode)."""
+        out: dict[str, Any] = {}
+        for group, cfg in self.groups.items():
+            terms = {n: self._term(group, n, cfg.enable_noise, commit) for n in cfg.terms}
+            out[group] = torch.cat(list(terms.values()), dim=-1) if cfg.concatenate else terms
+        if commit:
+            self._fresh[:] = False
+        return out
+
+    def __str__(self) -> str:
+        rows = [(g, n, t.noise_std, t.history_length) for g, c in self.groups.items()
+                for n, t in c.terms.items()]
+        return term_table("ObservationManager", rows, ("group", "term", "noise", "history"))

@@ -1,0 +1,47 @@
+"""Weighted reward terms; each term's episode sum is logged at reset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.terms import RewardTermCfg
+
+
+class RewardManager:
+    """reward = sum_i weight_i * term_i(env) * step_dt."""
+
+    def __init__(self, terms: dict[str, RewardTermCfg], env: Any):
+        self.env, self.terms = env, terms
+        self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        n = env.num_envs
+        self.episode_sums = {name: torch.zeros(n, device=env.device) for name in terms}
+        self.reward = torch.zeros(n, device=env.device)
+
+    def compute(self, dt: float) -> torch.Tensor:
+        self.reward.zero_()
+        for name, cfg in self.terms.items():
+            if cfg.weight == 0.0:
+                continue
+            value = self._funcs[name](self.env, **cfg.params).to(torch.float32) * cfg.weight * dt
+            if value.shape != self.reward.shape:
+                raise ValueError(f"reward term '{name}' returned shape {tuple(value.shape)}, "
+                                 f"expected ({self.env.num_envs},)")
+            self.reward += value
+            self.episode_sums[name] += value
+        return self.reward
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        """Log each term's mean episode sum per second of the maximum episode."""
+        log = {}
+        for name, sums in self.episode_sums.items():
+            log[f"Episode_Reward/{name}"] = float(sums[env_ids].mean()) / \
+                self.env.max_episode_length_s
+            sums[env_ids] = 0.0
+        return log
+
+    def __str__(self) -> str:
+        return term_table("RewardManager", [(n, t.weight) for n, t in self.terms.items()],
+                          ("term", "weight"))

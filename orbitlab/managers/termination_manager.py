@@ -1,0 +1,43 @@
+"""Termination terms, keeping terminal states and time-outs apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.terms import TerminationTermCfg
+
+
+class TerminationManager:
+    """`terminated` (a terminal state) and `time_outs` (truncation) per env."""
+
+    def __init__(self, terms: dict[str, TerminationTermCfg], env: Any):
+        self.env, self.terms = env, terms
+        self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        n = env.num_envs
+        self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.time_outs = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.last = {name: torch.zeros(n, dtype=torch.bool, device=env.device) for name in terms}
+
+    def compute(self) -> torch.Tensor:
+        """Evaluate every term; returns terminated | time_outs."""
+        self.terminated.zero_()
+        self.time_outs.zero_()
+        for name, cfg in self.terms.items():
+            value = self._funcs[name](self.env, **cfg.params).to(torch.bool)
+            self.last[name] = value
+            if cfg.time_out:
+                self.time_outs |= value
+            else:
+                self.terminated |= value
+        return self.terminated | self.time_outs
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+        return {f"Episode_Termination/{name}": int(value[env_ids].sum())
+                for name, value in self.last.items()}
+
+    def __str__(self) -> str:
+        return term_table("TerminationManager",
+                          [(n, t.time_out) for n, t in self.terms.items()], ("term", "time_out"))

@@ -1,0 +1,151 @@
+"""Detumble a 3U CubeSat: magnetorquers only (Detumble-MTQ) or three wheels (Detumble-RW).
+
+Initial body rates up to 10 deg/s in a random direction, random attitude and a
+random 400-600 km orbit (inclination 0-98 deg). Success: |omega| < 0.5 deg/s held
+for 60 s (the episode then ends as a terminal success). Baselines: B-dot on the
+magnetometer (MTQ); rate damping on the gyro through the wheels (RW), where the
+wheels' momentum capacity (~0.012 N m s each) bounds what they can absorb.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from orbitlab.agent import (
+    AgentGraph,
+    BDotCfg,
+    BDotNode,
+    RateDampingCfg,
+    RateDampingNode,
+    TorqueToWheelsCfg,
+    TorqueToWheelsNode,
+    bdot_gain,
+)
+from orbitlab.envs import mdp
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.managers.action_manager import ActuatorActionCfg
+from orbitlab.managers.terms import (
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from orbitlab.scene import spacecraft
+from orbitlab.scene.scene import SceneCfg
+
+DEG = math.pi / 180.0
+SUCCESS_RATE_RAD_S = 0.5 * DEG
+HOLD_S = 60.0
+MAX_INITIAL_RATE_RAD_S = 10.0 * DEG
+
+
+def slow_enough(env) -> torch.Tensor:
+    """|omega| below the success threshold."""
+    return mdp.ang_vel_norm(env, "sat") < SUCCESS_RATE_RAD_S
+
+
+def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
+    sat = spacecraft.cubesat_3u()
+    sat.actuators = {actuator: sat.actuators[actuator]}
+    keep = ("gyro", "magnetometer")
+    sat.sensors = {k: v for k, v in sat.sensors.items() if k in keep}
+    return SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=timestep_s)
+
+
+def _env_cfg(actuator: str, timestep_s: float, decimation: int, episode_s: float,
+             num_envs: int) -> ManagerBasedRLEnvCfg:
+    policy = {
+        "gyro": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
+                                   scale=1.0 / MAX_INITIAL_RATE_RAD_S),
+        "magnetometer": ObservationTermCfg(func=mdp.sensor_value,
+                                           params={"name": "sat/magnetometer"}, scale=2.0e4),
+        "last_action": ObservationTermCfg(func=mdp.last_action),
+    }
+    if actuator == "wheels":
+        policy["wheel_speed"] = ObservationTermCfg(func=mdp.wheel_speed,
+                                                   params={"group": "sat/wheels"})
+    return ManagerBasedRLEnvCfg(
+        scene=_scene(actuator, num_envs, timestep_s),
+        decimation=decimation,
+        episode_length_s=episode_s,
+        actions={"command": ActuatorActionCfg(group=f"sat/{actuator}",
+                                              scale=0.2 if actuator == "mtq" else 1.0e-3)},
+        observations={
+            "policy": ObservationGroupCfg(terms=policy),
+            "critic": ObservationGroupCfg(enable_noise=False, terms={
+                **policy, "true_rate": ObservationTermCfg(
+                    func=mdp.root_ang_vel, params={"entity": "sat"},
+                    scale=1.0 / MAX_INITIAL_RATE_RAD_S)}),
+        },
+        rewards={
+            "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"},
+                                  weight=-1.0 / MAX_INITIAL_RATE_RAD_S),
+            "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
+        },
+        terminations={
+            "success": TerminationTermCfg(func=mdp.held_for, params={
+                "condition": slow_enough, "duration_s": HOLD_S}),
+        },
+        events={
+            "orbit": EventTermCfg(func=mdp.randomize_orbit, mode="reset"),
+            "attitude": EventTermCfg(func=mdp.reset_root_attitude, mode="reset",
+                                     params={"entity": "sat"}),
+            "rates": EventTermCfg(func=mdp.reset_root_rates, mode="reset", params={
+                "entity": "sat", "max_rate_rad_s": MAX_INITIAL_RATE_RAD_S,
+                "min_rate_rad_s": 2.0 * DEG}),
+        },
+    )
+
+
+def mtq_env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
+    """Detumble-MTQ: 0.1 s physics, 1 s per action, episodes of up to 3 h."""
+    return _env_cfg("mtq", timestep_s=0.1, decimation=10, episode_s=3.0 * 3600.0,
+                    num_envs=num_envs)
+
+
+def rw_env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
+    """Detumble-RW: 0.02 s physics, 0.1 s per action, episodes of up to 5 min."""
+    return _env_cfg("wheels", timestep_s=0.02, decimation=5, episode_s=300.0,
+                    num_envs=num_envs)
+
+
+# ----------------------------------------------------------------- baselines
+def bdot_agent(env):
+    """B-dot at 2 Hz with the Avanzini-Giulietti gain for a 500 km, 50 deg orbit."""
+    n = math.sqrt(398600.4418 / (6378.137 + 500.0) ** 3)
+    j_min = float(env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body].min())
+    cfg = BDotCfg(gain=bdot_gain(n, 50.0 * DEG, j_min), normalized=True, max_dipole_am2=0.2,
+                  period_s=0.5)
+    node = BDotNode(cfg, "bdot", env.num_envs, env.physics_dt, env.device)
+    return AgentGraph([node], external_inputs=["magnetometer"]), {"mtq_dipole": "sat/mtq"}
+
+
+def rate_damping_agent(env):
+    """Rate damping tau = -Kd omega (10 Hz) distributed to the three wheels."""
+    inertia = env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body]
+    damp = RateDampingNode(RateDampingCfg(kd_nms=float(inertia.max()) / 2.0,
+                                          max_torque_nm=1.0e-3, period_s=0.1,
+                                          inputs={"rate": "gyro"}),
+                           "damping", env.num_envs, env.physics_dt, env.device)
+    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=1.0e-3, period_s=0.1),
+                                "wheels", env.num_envs, env.physics_dt, env.device)
+    graph = AgentGraph([damp, wheels], external_inputs=["gyro"])
+    return graph, {"wheel_torque": "sat/wheels"}
+
+
+def _baseline(cfg: ManagerBasedRLEnvCfg, agent) -> ManagerBasedRLEnvCfg:
+    cfg.actions = {}
+    cfg.agent = agent
+    cfg.observations["policy"].terms.pop("last_action")
+    return cfg
+
+
+def mtq_baseline_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
+    return _baseline(mtq_env_cfg(num_envs), bdot_agent)
+
+
+def rw_baseline_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
+    return _baseline(rw_env_cfg(num_envs), rate_damping_agent)

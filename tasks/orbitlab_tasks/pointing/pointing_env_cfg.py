@@ -1,0 +1,145 @@
+"""Pointing: slew a 6U CubeSat to a commanded attitude with its wheels and hold it.
+
+Disturbances: gravity gradient, drag and SRP torques on the body and wings, the
+residual dipole in the geomagnetic field. Each episode commands an attitude 10-90 deg
+away (random axis) from a random start with rates below 0.5 deg/s. Success: attitude
+error < 0.5 deg and rate < 0.05 deg/s, held for 10 s (terminal). Baseline: quaternion
+PD on the star tracker and gyro, distributed to the three wheels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from orbitlab.agent import (
+    AgentGraph,
+    QuaternionPDCfg,
+    QuaternionPDNode,
+    TorqueToWheelsCfg,
+    TorqueToWheelsNode,
+)
+from orbitlab.agent.attitude import attitude_error
+from orbitlab.envs import mdp
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.managers.action_manager import ActuatorActionCfg
+from orbitlab.managers.command_manager import CommandTerm, CommandTermCfg
+from orbitlab.managers.terms import (
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from orbitlab.scene import spacecraft
+from orbitlab.scene.scene import SceneCfg
+from orbitlab.sensors.rotations import quat_from_rotation_vector, quat_multiply
+
+DEG = math.pi / 180.0
+MAX_TORQUE_NM = 2.0e-3
+
+
+class SlewCommand(CommandTerm):
+    """Target attitude: the start attitude turned by 10-90 deg about a random axis."""
+
+    def __init__(self, cfg: CommandTermCfg, env):
+        super().__init__(cfg, env)
+        self.target = torch.zeros((env.num_envs, 4), dtype=torch.float64, device=env.device)
+        self.target[:, 0] = 1.0
+
+    @property
+    def command(self) -> torch.Tensor:
+        return self.target
+
+    def resample(self, env_ids: torch.Tensor) -> None:
+        axis = torch.randn((env_ids.numel(), 3), generator=self.generator, dtype=torch.float64,
+                           device=self.env.device)
+        axis = axis / axis.norm(dim=-1, keepdim=True)
+        angle = self.uniform(env_ids.numel(), 10.0 * DEG, 90.0 * DEG)
+        start = mdp.root_quat(self.env, "sat")[env_ids]
+        self.target[env_ids] = quat_multiply(start, quat_from_rotation_vector(
+            axis * angle[:, None]))
+
+
+def error_angle(env) -> torch.Tensor:
+    """Angle between the attitude and the command, rad."""
+    q_e = attitude_error(mdp.root_quat(env, "sat"), env.command_manager.command("attitude"))
+    return 2.0 * torch.asin(q_e[:, 1:].norm(dim=-1).clamp(max=1.0))
+
+
+def pointed(env) -> torch.Tensor:
+    """Error < 0.5 deg and rate < 0.05 deg/s."""
+    return (error_angle(env) < 0.5 * DEG) & (mdp.ang_vel_norm(env, "sat") < 0.05 * DEG)
+
+
+def measured_error(env) -> torch.Tensor:
+    """Error quaternion's vector part from the star tracker reading, (N, 3)."""
+    return attitude_error(env.scene.sensors["sat/star_tracker"].value,
+                          env.command_manager.command("attitude"))[:, 1:]
+
+
+def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
+    """0.02 s physics, 0.1 s per action, episodes of up to 180 s."""
+    sat = spacecraft.cubesat_6u()
+    sat.actuators = {"wheels": sat.actuators["wheels"]}
+    sat.sensors = {k: v for k, v in sat.sensors.items() if k in ("gyro", "star_tracker")}
+    policy = {
+        "error": ObservationTermCfg(func=measured_error),
+        "gyro": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
+                                   scale=1.0 / (2.0 * DEG)),
+        "wheel_speed": ObservationTermCfg(func=mdp.wheel_speed, params={"group": "sat/wheels"}),
+        "last_action": ObservationTermCfg(func=mdp.last_action),
+    }
+    return ManagerBasedRLEnvCfg(
+        scene=SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=0.02),
+        decimation=5, episode_length_s=180.0,
+        actions={"wheels": ActuatorActionCfg(group="sat/wheels", scale=MAX_TORQUE_NM)},
+        commands={"attitude": CommandTermCfg(class_type=SlewCommand)},
+        observations={
+            "policy": ObservationGroupCfg(terms=policy),
+            "critic": ObservationGroupCfg(enable_noise=False, terms={
+                **policy, "true_rate": ObservationTermCfg(func=mdp.root_ang_vel,
+                                                          params={"entity": "sat"})}),
+        },
+        rewards={
+            "error": RewardTermCfg(func=error_angle, weight=-1.0),
+            "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"}, weight=-1.0),
+            "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
+        },
+        terminations={"success": TerminationTermCfg(func=mdp.held_for, params={
+            "condition": pointed, "duration_s": 10.0})},
+        events={
+            "orbit": EventTermCfg(func=mdp.randomize_orbit, mode="reset"),
+            "attitude": EventTermCfg(func=mdp.reset_root_attitude, mode="reset",
+                                     params={"entity": "sat"}),
+            "rates": EventTermCfg(func=mdp.reset_root_rates, mode="reset", params={
+                "entity": "sat", "max_rate_rad_s": 0.5 * DEG}),
+        },
+    )
+
+
+def pd_agent(env):
+    """Quaternion PD at 10 Hz (natural frequency ~0.1 rad/s, damping ~0.9) to the wheels."""
+    inertia = env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body]
+    wn, zeta = 0.1, 0.9
+    kp = tuple(2.0 * wn**2 * j for j in inertia)  # q_e,vec ~ theta / 2
+    kd = tuple(2.0 * zeta * wn * j for j in inertia)
+    pd = QuaternionPDNode(QuaternionPDCfg(kp_nm=kp, kd_nms=kd, max_torque_nm=MAX_TORQUE_NM,
+                                          inertia_kgm2=tuple(inertia), period_s=0.1,
+                                          inputs={"attitude": "star_tracker", "rate": "gyro",
+                                                  "target_attitude": "attitude"}),
+                          "pd", env.num_envs, env.physics_dt, env.device)
+    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=MAX_TORQUE_NM,
+                                                  period_s=0.1),
+                                "wheels", env.num_envs, env.physics_dt, env.device)
+    graph = AgentGraph([pd, wheels], external_inputs=["star_tracker", "gyro", "attitude"])
+    return graph, {"wheel_torque": "sat/wheels"}
+
+
+def baseline_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
+    cfg = env_cfg(num_envs)
+    cfg.actions = {}
+    cfg.agent = pd_agent
+    cfg.observations["policy"].terms.pop("last_action")
+    return cfg
