@@ -2,9 +2,12 @@
 
     python scripts/benchmark.py physics [--nworld 1024 4096] [--json out.json]
     python scripts/benchmark.py physics --backend warp [--device cuda:0] [--nworld 1 64 512 ...]
+    python scripts/benchmark.py env [--tasks Detumble-RW Pointing] [--nworld 1024 4096]
+        [--json out.json] [--plot out.png]
 
 Modes: physics (orbit-coupled step vs plain MuJoCo / MuJoCo-Warp step, same model,
-same run). With --fresh-kernel-cache, Warp compiles every kernel anew into a
+same run); env (each task's env steps/s with random actions, the physics of the same
+worlds, the framework tax and the cost of resetting 10% of the envs). With --fresh-kernel-cache, Warp compiles every kernel anew into a
 temporary cache, so the reported start-up time is the real compile time.
 """
 
@@ -40,10 +43,31 @@ def run_warp(args) -> dict:
     return results
 
 
+def run_env(args) -> dict:
+    import orbitlab_tasks
+    from orbitlab.bench.env import EnvBenchCfg, format_env, measure_env, plot_env
+
+    names = args.tasks or list(orbitlab_tasks.TASKS)
+    tasks = {name: orbitlab_tasks.task_entry(name).env_cfg for name in names}
+    results = measure_env(EnvBenchCfg(tasks=tasks, num_envs=tuple(args.nworld or (1024, 4096)),
+                                      steps=args.steps if args.steps != 50 else 10,
+                                      trials=args.trials if args.trials != 7 else 5,
+                                      backend=args.backend))
+    print(f"env benchmark ({args.backend} backend, {os.cpu_count()} CPUs)")
+    print(format_env(results))
+    if args.plot:
+        plot_env(results, args.plot)
+        print(f"wrote {args.plot}")
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["physics"], help="what to measure")
+    parser.add_argument("mode", choices=["physics", "env"], help="what to measure")
+    parser.add_argument("--tasks", nargs="+", default=None,
+                        help="env mode: task names (default: every registered task)")
+    parser.add_argument("--plot", type=Path, help="env mode: throughput plot (PNG)")
     parser.add_argument("--backend", choices=["cpu", "warp"], default="cpu")
     parser.add_argument("--device", default=None, help="Warp device for --backend warp")
     parser.add_argument("--nworld", type=int, nargs="+", default=None,
@@ -65,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
 
         wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="orbitlab-warp-cache-")
 
+    if args.mode == "env":
+        results = run_env(args)
+        if args.json:
+            write_json_atomically(args.json, {"env": results})
+            print(f"wrote {args.json}")
+        return 0
     if args.backend == "warp":
         results = run_warp(args)
     else:

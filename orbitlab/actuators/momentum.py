@@ -86,11 +86,19 @@ class ReactionWheelGroup(_AxisGroup):
     def speed(self) -> torch.Tensor:
         """Wheel speeds relative to their bodies, rad/s, (N, n): h / I_w - a . omega."""
         h = self.ctx.array("wheel_momentum")[:, self.ids]
-        inertia = torch.tensor([r["inertia"] for r in self._rows], dtype=torch.float64,
-                               device=self.ctx.device)
-        omega = self.ctx.frames()["omega"][:, self.bodies]
-        spin = (self.axes_world(self.axis.expand(self.num_worlds, -1, -1)) * omega).sum(-1)
-        return h / inertia - spin
+        if not hasattr(self, "_inertia"):
+            self._inertia = torch.tensor([r["inertia"] for r in self._rows],
+                                         dtype=torch.float64, device=self.ctx.device)
+            self._single_body = int(self.bodies.unique().numel()) == 1
+        frames = self.ctx.frames()
+        if self._single_body:  # a . omega = a_body . (Q^T omega): one small matmul
+            b = int(self.bodies[0])
+            omega_body = (frames["omega"][:, b, None, :] @ frames["Q"][:, b])[:, 0]
+            spin = omega_body @ self.axis.T
+        else:
+            spin = (self.axes_world(self.axis.expand(self.num_worlds, -1, -1)) *
+                    frames["omega"][:, self.bodies]).sum(-1)
+        return h / self._inertia - spin
 
     def device_model(self, value):
         value = super().device_model(value)

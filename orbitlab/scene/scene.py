@@ -138,6 +138,10 @@ class Scene:
             worlds, dtype=torch.long, device=self.device)
         if worlds.numel() == 0:
             return
+        worlds = torch.unique(worlds)  # sorted, once each (as MuJoCo's batch reset needs)
+        if int(worlds[0]) < 0 or int(worlds[-1]) >= self.num_envs:
+            raise ValueError(f"world ids must be in [0, {self.num_envs}), got "
+                             f"{worlds.min().item()}..{worlds.max().item()}")
         ids = worlds.cpu().numpy()
         self.data.reset(ids, orbit=orbit if orbit is not None else self.cfg.orbit_init)
         view = self.view

@@ -43,9 +43,10 @@ def gaussian(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
     """
     base = _key(seed, stream, world, episode, sample)[:, None]
     h = _mix(base ^ _component_salts(2 * dim, world.device))
-    u = (h.to(dtype) + 0.5) / 4294967296.0
+    # Box-Muller in float32 (ample for noise, twice as fast), returned in `dtype`.
+    u = ((h >> 8).to(torch.float32) + 0.5) / 16777216.0  # 24 bits: exact in float32
     u1, u2 = u[:, :dim], u[:, dim:]
-    return torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)
+    return (torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)).to(dtype)
 
 
 _SALTS: dict[tuple[int, str], torch.Tensor] = {}

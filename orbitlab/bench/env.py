@@ -1,0 +1,108 @@
+"""Environment benchmark: env-steps/s of each task with random actions, and the framework tax.
+
+For each task and env count, interleaved trials time (a) `env.step(random action)` and
+(b) the bare orbit-coupled physics of the same worlds for the same number of physics
+steps (`scene.data.step(decimation)`). The framework tax is (a)/(b) - 1: what the
+managers, actuator models, sensors and agent graph add to the physics. A reset of a
+random 10% of the envs is timed against one env step.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from orbitlab.envs.gym import load_cfg
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
+
+@dataclass(kw_only=True)
+class EnvBenchCfg:
+    tasks: dict[str, str]
+    """Task name -> env config entry point ('module:function')."""
+    num_envs: tuple[int, ...] = (1024, 4096)
+    steps: int = 10
+    """Env steps per trial."""
+    trials: int = 5
+    """Interleaved trials (median reported)."""
+    backend: str = "cpu"
+
+
+def _time(fn, count: int) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        fn()
+    return (time.perf_counter() - start) / count
+
+
+def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
+    env = ManagerBasedRLEnv(load_cfg(entry, num_envs=num_envs, backend=cfg.backend))
+    gen = torch.Generator(device=env.device).manual_seed(0)
+    dim = env.action_manager.total_dim
+
+    def env_step():
+        env.step(2 * torch.rand((num_envs, dim), generator=gen, device=env.device) - 1)
+
+    def physics():
+        env.scene.data.step(env.cfg.decimation)
+
+    def reset_subset():
+        ids = torch.randperm(num_envs, generator=gen, device=env.device)[:max(1, num_envs // 10)]
+        env._reset_idx(ids)
+
+    env_step()
+    physics()
+    env_times, phys_times, reset_times = [], [], []
+    for _ in range(cfg.trials):
+        env_times.append(_time(env_step, cfg.steps))
+        phys_times.append(_time(physics, cfg.steps))
+        reset_times.append(_time(reset_subset, 2))
+    t_env, t_phys, t_reset = (float(np.median(x)) for x in (env_times, phys_times, reset_times))
+    env.close()
+    return {"env_steps_per_s": num_envs / t_env,
+            "physics_steps_per_s": num_envs * env.cfg.decimation / t_phys,
+            "framework_tax": t_env / t_phys - 1.0,
+            "reset_10pct_over_step": t_reset / t_env}
+
+
+def measure_env(cfg: EnvBenchCfg) -> dict[str, dict[str, dict[str, float]]]:
+    """{task: {num_envs: {env_steps_per_s, physics_steps_per_s, framework_tax, ...}}}."""
+    return {task: {str(n): measure_task(entry, n, cfg) for n in cfg.num_envs}
+            for task, entry in cfg.tasks.items()}
+
+
+def format_env(results) -> str:
+    lines = [(f"{'task':<14} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
+             f"{'framework tax':>14} {'reset 10%/step':>15}")]
+    for task, rows in results.items():
+        for n, r in rows.items():
+            lines.append(f"{task:<14} {n:>6} {r['env_steps_per_s']:>12,.0f} "
+                         f"{r['physics_steps_per_s']:>16,.0f} {r['framework_tax']:>14.1%} "
+                         f"{r['reset_10pct_over_step']:>15.2f}")
+    return "\n".join(lines)
+
+
+def plot_env(results, path) -> None:
+    """Throughput (env steps/s) against num_envs per task, as a PNG."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise RuntimeError("--plot needs matplotlib: pip install 'orbitlab-sim[viz]'") from error
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for task, rows in results.items():
+        n = [int(k) for k in rows]
+        ax.plot(n, [rows[k]["env_steps_per_s"] for k in rows], marker="o", label=task)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("num_envs")
+    ax.set_ylabel("env steps / s")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
