@@ -1,0 +1,252 @@
+"""Agent-graph nodes of the formation task and the graphs built from them.
+
+* `SensorTapNode` publishes every sensor under its full scene key ('follower_1/gyro'): the env's
+  own value dict strips the entity prefix, so the three flyers' sensors would collide there.
+* `ReferencePointNode` integrates the formation's reference point: a free-falling point that
+  starts at the leader. The chief of the scene follows thrust (its orbit takes the feedback
+  F_ext / M_total of every thruster), so waypoints fixed in the chief frame would drag the whole
+  formation along; the reference point does not feel thrust, only gravity.
+* `LeaderWaypointNode`: the leader's state relative to its waypoint (privileged truth: the
+  leader is part of the scenario, not an agent) and its target attitude.
+* `FollowerSlotNode`: a follower's slot error from its relative navigation to the leader, the
+  leader's attitude as its target, and hill_to_body from its star tracker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from orbitlab.agent import (
+    AgentGraph,
+    AllocationCfg,
+    AllocationNode,
+    CwLqrCfg,
+    CwLqrNode,
+    HillForceToBodyCfg,
+    HillForceToBodyNode,
+    Node,
+    NodeCfg,
+    QuaternionPDCfg,
+    QuaternionPDNode,
+    mean_motion,
+)
+from orbitlab_tasks.formation import geometry as geo
+
+CONTROL_PERIOD_S = 0.2
+"""Controller period of every agent, s (5 Hz, as in the spec)."""
+
+
+class SensorTapNode(Node):
+    """Publishes `env.scene.sensors[key].value` under `key` for every sensor of the scene."""
+
+    def __init__(self, cfg: NodeCfg, name: str, env: Any) -> None:
+        self.sensors = env.scene.sensors
+        self.output_names = tuple(self.sensors)
+        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+
+    def compute(self, inputs):
+        return {key: sensor.value for key, sensor in self.sensors.items()}
+
+
+class ReferencePointNode(Node):
+    """Position (m) and velocity (m/s) of the formation's reference point in the scene's world
+    frame (ECI axes, origin at the chief), advanced every physics step:
+
+        a = n_R^2 (3 r (r . p) - p) - 1e3 a_feedback,
+
+    the chief-relative point-mass gravity gradient (r = R/|R|, n_R^2 = mu/|R|^3) minus the
+    chief's thrust feedback of the step just taken (km/s^2, as the bodies receive it). Zero at
+    reset; runs with period 0 (every graph call)."""
+
+    output_names = ("reference_pos", "reference_vel")
+
+    def __init__(self, cfg: NodeCfg, name: str, env: Any, mu_km3_s2: float = 398600.4418):
+        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        self.view, self.mu = env.scene.view, mu_km3_s2
+        kw = {"dtype": torch.float64, "device": self.device}
+        self.pos = torch.zeros((self.num_envs, 3), **kw)
+        self.vel = torch.zeros((self.num_envs, 3), **kw)
+        self.started = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def reset_state(self, worlds):
+        self.pos[worlds] = 0.0
+        self.vel[worlds] = 0.0
+        self.started[worlds] = False
+
+    def compute(self, inputs):
+        R = self.view.array("R").to(torch.float64)
+        r_norm = R.norm(dim=-1, keepdim=True)
+        r_hat = R / r_norm
+        n2 = self.mu / r_norm**3
+        accel = n2 * (3.0 * r_hat * (r_hat * self.pos).sum(-1, keepdim=True) - self.pos)
+        accel = accel - 1.0e3 * self.view.array("a_feedback").to(torch.float64)
+        step = self.started[:, None]  # the first call after a reset has no step behind it
+        self.vel = torch.where(step, self.vel + accel * self.dt_s, self.vel)
+        self.pos = torch.where(step, self.pos + self.vel * self.dt_s, self.pos)
+        self.started[:] = True
+        return {"reference_pos": self.pos.clone(), "reference_vel": self.vel.clone()}
+
+
+class LeaderWaypointNode(Node):
+    """The leader's Hill-frame state relative to the active waypoint (truth, from the reference
+    point), its target attitude (the waypoint's, body -> ECI) and hill_to_body (its star
+    tracker). Outputs: rel_pos (N, 3) m, rel_vel (N, 3) m/s, target_attitude (N, 4),
+    hill_to_body (N, 3, 3)."""
+
+    input_names = ("reference_pos", "reference_vel", "star_tracker")
+    output_names = ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")
+
+    def __init__(self, cfg: NodeCfg, name: str, env: Any, command: str = "waypoint") -> None:
+        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        self.env, self.command = env, command
+
+    def compute(self, inputs):
+        env = self.env
+        C, omega = env.scene.view.hill()
+        pos = env.scene.entities[geo.LEADER].root_pose()[0]
+        vel = env.scene.entities[geo.LEADER].root_velocity()[0]
+        rho, rho_dot = geo.to_hill(C, omega, pos - inputs["reference_pos"],
+                                   vel - inputs["reference_vel"])
+        waypoint = env.command_manager.command(self.command)
+        return {"rel_pos": rho - waypoint[:, :3], "rel_vel": rho_dot,
+                "target_attitude": geo.hill_to_eci_quat(C, waypoint[:, 3:7]),
+                "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"])}
+
+
+class FollowerSlotNode(Node):
+    """A follower's slot error from its own sensors. Inputs: relative_nav (N, 10) to the leader,
+    star_tracker (N, 4). Outputs: rel_pos = rho_f - rho_leader - offset (m), rel_vel (m/s),
+    Hill axes; target_attitude = the leader's attitude, body -> ECI (N, 4); hill_to_body."""
+
+    input_names = ("relative_nav", "star_tracker")
+    output_names = ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")
+
+    def __init__(self, cfg: NodeCfg, name: str, env: Any, offset_m) -> None:
+        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        self.view = env.scene.view
+        self.offset = torch.as_tensor(offset_m, dtype=torch.float64, device=self.device)
+
+    def compute(self, inputs):
+        C, _ = self.view.hill()
+        nav = inputs["relative_nav"]
+        return {"rel_pos": -nav[:, :3] - self.offset, "rel_vel": -nav[:, 3:6],
+                "target_attitude": geo.hill_to_eci_quat(C, nav[:, 6:10]),
+                "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"])}
+
+
+# ------------------------------------------------------------------------- gains
+
+
+@dataclass(kw_only=True)
+class FlyerGains:
+    """One flyer's CW-LQR and quaternion-PD settings (Hill force limit per axis)."""
+
+    q_pos: float = 1.0
+    """LQR position weight, 1/m^2."""
+    q_vel: float = 1.0
+    """LQR velocity weight, s^2/m^2."""
+    r_force: float = 1.0
+    """LQR force weight, 1/N^2."""
+    max_force_n: float = 1.0
+    """Per-Hill-axis force limit, N."""
+    attitude_bandwidth_rad_s: float = 1.0
+    """Attitude PD natural frequency, rad/s (Kp = 2 J w^2 on the error's vector part,
+    Kd = 2 zeta w J with zeta = 0.9)."""
+    max_torque_nm: float = 0.3
+    """Torque norm limit, N m."""
+
+
+SPEC_Q_POS, SPEC_Q_VEL, SPEC_R_FORCE = 1.0, 30.0, 0.2
+"""The spec's NMPC stage-cost weights on position (1/m^2), velocity (s^2/m^2) and force
+(1/N^2), used here as the CW-LQR's Q and R: Kp ~ 2.1 N/m, Kd ~ 14 N s/m, poles at about
+-0.19 and -0.66 rad/s (overdamped)."""
+SPEC_ATTITUDE_BANDWIDTH_RAD_S = 2.24
+"""The spec's attitude weights (Q_q = 1000 on 1 - (q . q_ref)^2 ~ 250 theta^2, Q_w = 10,
+R_tau = 100) as a continuous LQR on J theta'' = tau: Kp = sqrt(250 / 100) = 1.58 N m/rad, i.e.
+w = sqrt(Kp / J) = 2.24 rad/s."""
+
+LEADER_GAINS = FlyerGains(q_pos=SPEC_Q_POS, q_vel=SPEC_Q_VEL, r_force=SPEC_R_FORCE,
+                          max_force_n=0.4, attitude_bandwidth_rad_s=0.5, max_torque_nm=0.1)
+"""Leader: the spec's weights, capped at 0.4 N per axis and a 0.5 rad/s, 0.1 N m attitude loop,
+so that it tours its waypoints gently (measured: 0.10 m/s and 6 deg/s at most)."""
+FOLLOWER_GAINS = FlyerGains(q_pos=SPEC_Q_POS, q_vel=SPEC_Q_VEL, r_force=SPEC_R_FORCE,
+                            max_force_n=1.5, attitude_bandwidth_rad_s=SPEC_ATTITUDE_BANDWIDTH_RAD_S,
+                            max_torque_nm=0.3)
+"""Followers: the spec's weights with 1.5 N per Hill axis (half of 3 N) and 0.3 N m."""
+
+
+def _flyer_chain(env, entity: str, gains: FlyerGains, period_s: float) -> list[Node]:
+    """CW-LQR + quaternion PD -> body wrench -> thruster forces of `entity`."""
+    n, dt, dev = env.num_envs, env.physics_dt, env.device
+    w, J = gains.attitude_bandwidth_rad_s, geo.INERTIA_KGM2
+
+    def key(name: str) -> str:
+        return f"{entity}/{name}"
+
+    lqr = CwLqrNode(CwLqrCfg(
+        mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM), mass_kg=geo.MASS_KG, q_pos=gains.q_pos,
+        q_vel=gains.q_vel, r_force=gains.r_force, max_force_n=gains.max_force_n,
+        period_s=period_s, inputs={"rel_pos": key("rel_pos"), "rel_vel": key("rel_vel")},
+        outputs={"force_hill": key("force_hill")}), f"{entity}_lqr", n, dt, dev)
+    pd = QuaternionPDNode(QuaternionPDCfg(
+        kp_nm=2.0 * J * w * w, kd_nms=2.0 * 0.9 * w * J, inertia_kgm2=(J, J, J),
+        max_torque_nm=gains.max_torque_nm, period_s=period_s,
+        inputs={"attitude": key("star_tracker"), "rate": key("gyro"),
+                "target_attitude": key("target_attitude")},
+        outputs={"torque": key("torque")}), f"{entity}_attitude", n, dt, dev)
+    wrench = HillForceToBodyNode(HillForceToBodyCfg(
+        period_s=period_s, inputs={"force_hill": key("force_hill"),
+                                   "hill_to_body": key("hill_to_body"), "torque": key("torque")},
+        outputs={"wrench_body": key("wrench_body")}), f"{entity}_wrench", n, dt, dev)
+    alloc = AllocationNode(AllocationCfg(
+        allocator=env.scene.actuators[key("rcs")].allocator(), period_s=period_s,
+        inputs={"wrench_body": key("wrench_body")},
+        outputs={"thruster_force": key("thruster_force")}), f"{entity}_allocation", n, dt, dev)
+    return [lqr, pd, wrench, alloc]
+
+
+def _slot_outputs(entity: str) -> dict[str, str]:
+    return {k: f"{entity}/{k}" for k in ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")}
+
+
+def leader_nodes(env, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
+    """Sensor tap, reference point and the leader's waypoint controller."""
+    tap = SensorTapNode(NodeCfg(period_s=period_s), "sensors", env)
+    ref = ReferencePointNode(NodeCfg(), "reference", env)
+    leader = LeaderWaypointNode(NodeCfg(
+        period_s=period_s, inputs={"star_tracker": f"{geo.LEADER}/star_tracker"},
+        outputs=_slot_outputs(geo.LEADER)), "leader_waypoint", env)
+    return [tap, ref, leader, *_flyer_chain(env, geo.LEADER, LEADER_GAINS, period_s)]
+
+
+def follower_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
+    """The follower's slot estimate and its LQR/PD/allocation chain."""
+    slot = FollowerSlotNode(NodeCfg(
+        period_s=period_s, inputs={"relative_nav": f"{follower}/relative_nav",
+                                   "star_tracker": f"{follower}/star_tracker"},
+        outputs=_slot_outputs(follower)), f"{follower}_slot", env, geo.SLOT_OFFSETS_M[follower])
+    return [slot, *_flyer_chain(env, follower, FOLLOWER_GAINS, period_s)]
+
+
+def leader_agent(env):
+    """Agent of the RL task: only the scripted leader (the policy flies the followers)."""
+    graph = AgentGraph(leader_nodes(env))
+    return graph, {f"{geo.LEADER}/thruster_force": f"{geo.LEADER}/rcs"}
+
+
+def baseline_agent(env):
+    """Baseline: the scripted leader plus CW-LQR + quaternion PD on each follower."""
+    nodes = leader_nodes(env)
+    for f in geo.FOLLOWERS:
+        nodes += follower_nodes(env, f)
+    outputs = {f"{e}/thruster_force": f"{e}/rcs" for e in (geo.LEADER, *geo.FOLLOWERS)}
+    return AgentGraph(nodes), outputs
+
+
+__all__ = ["CONTROL_PERIOD_S", "FOLLOWER_GAINS", "LEADER_GAINS", "SPEC_ATTITUDE_BANDWIDTH_RAD_S",
+           "SPEC_Q_POS", "SPEC_Q_VEL", "SPEC_R_FORCE", "FlyerGains",
+           "FollowerSlotNode", "LeaderWaypointNode", "ReferencePointNode", "SensorTapNode",
+           "baseline_agent", "follower_nodes", "leader_agent", "leader_nodes"]

@@ -1,0 +1,149 @@
+"""Formation: two followers hold their Hill-frame slots behind a leader that tours waypoints.
+
+The spec's leader-follower scenario (BSK-ROS2 bridge paper): three 17.8 kg free-flyers
+(J = 0.315 kg m^2, twelve 1.5 N thrusters on 10 Hz PWM) on a 6778 km, e = 0.001, 45 deg orbit
+(RAAN 270 deg, argument of periapsis 90 deg). The leader is scripted: it holds each waypoint
+for 20 s (CW-LQR + quaternion PD in the agent graph). The followers keep [-1.0, +-0.3, 0] m
+from it in the Hill frame and match its attitude; a policy gives each follower a body wrench
+at 5 Hz (physics 0.05 s, so PWM periods are two physics steps). Metric: formation error, the
+mean over followers and time of |rho_f - rho_leader - offset_f|, m (reward term
+'formation_error'). Episodes last 160 s (two waypoint cycles); a follower more than 5 m from its
+slot or two flyers closer than 0.35 m (centre to centre) end one as a failure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from orbitlab.envs import mdp as core_mdp
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.managers.action_manager import ThrusterWrenchActionCfg
+from orbitlab.managers.terms import (
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from orbitlab.orbit.constants import OrbitInit
+from orbitlab.orbit.frames import coe_to_rv
+from orbitlab.scene import spacecraft
+from orbitlab.scene.scene import SceneCfg
+from orbitlab.sensors.navigation import RelativeNavCfg
+from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import mdp
+from orbitlab_tasks.formation.agents import baseline_agent, leader_agent
+
+PHYSICS_DT_S = 0.05
+"""Physics step, s (two per 10 Hz PWM period)."""
+DECIMATION = 4
+"""Physics steps per env step: 0.2 s, the spec's 5 Hz control."""
+EPISODE_S = 160.0
+"""Episode length, s (eight waypoints, two laps)."""
+MAX_FORCE_N = 1.5
+"""Per-axis body force of a full action, N (half of the 3 N two thrusters give)."""
+MAX_TORQUE_NM = 0.25
+"""Per-axis body torque of a full action, N m (about half of the 0.51 N m available)."""
+MAX_SLOT_ERROR_M = 5.0
+"""A follower farther than this from its slot ends the episode (failure), m."""
+MIN_SEPARATION_M = 0.35
+"""Centre distance below which two flyers count as collided, m (cubes of side 0.326 m)."""
+INITIAL_NOISE = {"pos_noise_m": 0.1, "vel_noise_mps": 0.005, "att_noise_rad": math.radians(5.0),
+                 "rate_noise_rad_s": 0.01}
+"""Followers' initial slot error: uniform per Hill / body axis up to these values."""
+
+
+def chief_orbit() -> OrbitInit:
+    """The spec's orbit, starting at periapsis (true anomaly 0)."""
+    R, V = coe_to_rv(geo.ORBIT_A_KM, geo.ORBIT_E, *np.radians(
+        [geo.ORBIT_I_DEG, geo.ORBIT_RAAN_DEG, geo.ORBIT_ARGP_DEG, geo.ORBIT_NU_DEG]))
+    return OrbitInit(R_eci=np.asarray(R), V_eci=np.asarray(V))
+
+
+def _hill_rotation(orbit: OrbitInit) -> np.ndarray:
+    """C (ECI -> Hill) of the initial chief state."""
+    R, V = np.asarray(orbit.R_eci, float), np.asarray(orbit.V_eci, float)
+    x = R / np.linalg.norm(R)
+    z = np.cross(R, V) / np.linalg.norm(np.cross(R, V))
+    return np.stack([x, np.cross(z, x), z])
+
+
+def _scene(num_envs: int) -> SceneCfg:
+    orbit = chief_orbit()
+    C = _hill_rotation(orbit)
+    entities = {}
+    for name in (geo.LEADER, *geo.FOLLOWERS):
+        offset = geo.SLOT_OFFSETS_M.get(name, (0.0, 0.0, 0.0))
+        flyer = spacecraft.formation_flyer(pos_m=tuple(C.T @ np.asarray(offset)))
+        flyer.sensors.pop("gnss")
+        flyer.sensors["gyro"].period_s = 0.1  # 10 Hz is plenty for 5 Hz control
+        if name != geo.LEADER:
+            flyer.sensors["relative_nav"] = RelativeNavCfg(
+                site="imu", target=geo.LEADER, period_s=0.1,
+                std=(0.005,) * 3 + (0.001,) * 3 + (0.002,) * 3)
+        entities[name] = flyer
+    return SceneCfg(num_envs=num_envs, entities=entities, orbit_init=orbit,
+                    timestep_s=PHYSICS_DT_S)
+
+
+def _follower_obs(follower: str, with_action: bool) -> dict[str, ObservationTermCfg]:
+    p = {"follower": follower}
+    terms = {
+        "slot_pos": ObservationTermCfg(func=mdp.slot_pos_error, params=p, clip=(-10.0, 10.0)),
+        "slot_vel": ObservationTermCfg(func=mdp.slot_vel_error, params=p, scale=10.0,
+                                       clip=(-10.0, 10.0)),
+        "attitude": ObservationTermCfg(func=mdp.leader_attitude_error, params=p),
+        "rate": ObservationTermCfg(func=core_mdp.sensor_value, params={"name": f"{follower}/gyro"},
+                                   scale=5.0),
+    }
+    if with_action:
+        terms["last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+    return {f"{follower}/{k}": v for k, v in terms.items()}
+
+
+def policy_observations(with_action: bool = True) -> ObservationGroupCfg:
+    """Follower 1's terms, then follower 2's (so (N, 2 D) reshapes to (N, 2, D))."""
+    terms = {}
+    for f in geo.FOLLOWERS:
+        terms.update(_follower_obs(f, with_action))
+    return ObservationGroupCfg(terms=terms)
+
+
+def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Formation (RL): actions [follower_1 wrench (6), follower_2 wrench (6)] in [-1, 1]."""
+    scale = (MAX_FORCE_N,) * 3 + (MAX_TORQUE_NM,) * 3
+    return ManagerBasedRLEnvCfg(
+        scene=_scene(num_envs),
+        decimation=DECIMATION,
+        episode_length_s=EPISODE_S,
+        actions={f: ThrusterWrenchActionCfg(group=f"{f}/rcs", scale=scale)
+                 for f in geo.FOLLOWERS},
+        observations={"policy": policy_observations()},
+        rewards={
+            "formation_error": RewardTermCfg(func=mdp.formation_error, weight=-1.0),
+            "attitude_error": RewardTermCfg(func=mdp.attitude_error, weight=-0.2),
+            "fuel": RewardTermCfg(func=mdp.fuel, weight=-0.01),
+        },
+        terminations={
+            "slot_drift": TerminationTermCfg(func=mdp.slot_drift,
+                                             params={"max_error_m": MAX_SLOT_ERROR_M}),
+            "collision": TerminationTermCfg(func=mdp.collision,
+                                            params={"min_distance_m": MIN_SEPARATION_M}),
+            "time_out": TerminationTermCfg(func=core_mdp.time_out, time_out=True),
+        },
+        events={"formation": EventTermCfg(func=mdp.reset_formation, mode="reset",
+                                          params=dict(INITIAL_NOISE))},
+        commands={"waypoint": mdp.WaypointScheduleCfg()},
+        agent=leader_agent,
+    )
+
+
+def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Formation with the baseline agent graph flying the followers (no actions)."""
+    cfg = env_cfg(num_envs)
+    cfg.actions = {}
+    cfg.agent = baseline_agent
+    cfg.observations = {"policy": policy_observations(with_action=False)}
+    return cfg

@@ -1,0 +1,117 @@
+"""The leader-follower formation's fixed numbers and the frame helpers its terms share.
+
+Frames: ECI (world axes of the scene, origin at the chief), the chief's Hill frame H
+(x radial, y along-track, z orbit normal; `env.scene.view.hill()` gives C = ECI -> Hill) and
+each spacecraft's body frame B. Quaternions are (w, x, y, z), scalar first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from orbitlab.agent.attitude import attitude_error
+from orbitlab.sensors.rotations import quat_from_matrix, quat_multiply, rotate
+
+LEADER = "leader"
+"""Entity name of the scripted leader."""
+FOLLOWERS = ("follower_1", "follower_2")
+"""Entity names of the followers, in batch-row order."""
+SLOT_OFFSETS_M = {"follower_1": (-1.0, 0.3, 0.0), "follower_2": (-1.0, -0.3, 0.0)}
+"""Each follower's slot relative to the leader, Hill axes, m (the spec's formation)."""
+
+ORBIT_A_KM = 6778.0
+ORBIT_E = 0.001
+ORBIT_I_DEG = 45.0
+ORBIT_RAAN_DEG = 270.0
+ORBIT_ARGP_DEG = 90.0
+ORBIT_NU_DEG = 0.0
+"""Chief (leader's reference) orbit: the spec's elements; it starts at periapsis."""
+
+MASS_KG = 17.8
+"""Formation flyer mass, kg."""
+INERTIA_KGM2 = 0.315
+"""Formation flyer principal moment of inertia (all three axes), kg m^2."""
+
+WAYPOINT_HOLD_S = 20.0
+"""Time the leader holds each waypoint, s."""
+WAYPOINTS = (
+    ((0.0, 0.0, 0.0), 0.0),
+    ((0.0, 1.0, 0.0), 30.0),
+    ((0.5, 1.0, 0.0), 60.0),
+    ((0.5, 0.0, 0.0), 30.0),
+)
+"""Leader waypoints, cycled: (Hill position from the formation's reference point, m; yaw about
+Hill z, deg). The reference point starts at the leader's initial position and then falls freely
+(see `agents.ReferencePointNode`). The spec names no waypoints; these make a 1 m x 0.5 m planar
+loop with 30 deg turns, the scale of the ATMOS demonstration."""
+
+
+def yaw_quat(yaw_deg: float) -> tuple[float, float, float, float]:
+    """Rotation by `yaw_deg` about z, (w, x, y, z)."""
+    half = 0.5 * math.radians(yaw_deg)
+    return (math.cos(half), 0.0, 0.0, math.sin(half))
+
+
+def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4): v_out = M v_in."""
+    q = q / q.norm(dim=-1, keepdim=True)
+    w, x, y, z = q.unbind(-1)
+    rows = [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]
+    return torch.stack(rows, -1).reshape(*q.shape[:-1], 3, 3)
+
+
+def hill_quat(C: torch.Tensor) -> torch.Tensor:
+    """Quaternion of C (ECI -> Hill), (N, 4): q_BH = hill_quat(C) (x) q_BI for any body B."""
+    return quat_from_matrix(C)
+
+
+def slot_offsets(device: torch.device | str) -> torch.Tensor:
+    """(2, 3) slot offsets of the followers, Hill axes, m."""
+    return torch.tensor([SLOT_OFFSETS_M[f] for f in FOLLOWERS], dtype=torch.float64,
+                        device=device)
+
+
+def slot_errors(env) -> torch.Tensor:
+    """True slot error rho_f - rho_leader - offset_f of each follower, (N, 2, 3), Hill axes, m."""
+    C, _ = env.scene.view.hill()
+    leader = env.scene.entities[LEADER].root_pose()[0]
+    rel = torch.stack([env.scene.entities[f].root_pose()[0] - leader for f in FOLLOWERS], 1)
+    return (C[:, None] @ rel[..., None])[..., 0] - slot_offsets(env.device)
+
+
+def attitude_errors(env) -> torch.Tensor:
+    """True attitude error angle of each follower to the leader, (N, 2), rad in [0, pi]."""
+    q_leader = env.scene.entities[LEADER].root_pose()[1]
+    out = []
+    for f in FOLLOWERS:
+        q_e = attitude_error(env.scene.entities[f].root_pose()[1], q_leader)
+        out.append(2.0 * torch.atan2(q_e[:, 1:].norm(dim=-1), q_e[:, 0]))
+    return torch.stack(out, 1)
+
+
+def measured_attitude_error(nav: torch.Tensor, star_tracker: torch.Tensor,
+                            C: torch.Tensor) -> torch.Tensor:
+    """Error quaternion (N, 4) of a follower to the leader from its own sensors: relative
+    navigation (leader body -> Hill in nav[:, 6:10]) and star tracker (body -> ECI)."""
+    q_follower_hill = quat_multiply(hill_quat(C), star_tracker)
+    return attitude_error(q_follower_hill, nav[:, 6:10])
+
+
+def hill_to_eci_quat(C: torch.Tensor, q_hill: torch.Tensor) -> torch.Tensor:
+    """An attitude given relative to the Hill frame (body -> Hill) as body -> ECI, (N, 4)."""
+    return quat_multiply(quat_from_matrix(C.transpose(-1, -2)), q_hill)
+
+
+def hill_to_body(C: torch.Tensor, star_tracker: torch.Tensor) -> torch.Tensor:
+    """(N, 3, 3) rotation with v_B = M v_H, from the body -> ECI star-tracker quaternion."""
+    return quat_to_matrix(star_tracker).transpose(-1, -2) @ C.transpose(-1, -2)
+
+
+def to_hill(C: torch.Tensor, omega: torch.Tensor, pos_m: torch.Tensor,
+            vel_mps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A relative position and velocity in world (ECI) axes as Hill-frame (rho, rho_dot)."""
+    return rotate(C, pos_m), rotate(C, vel_mps - torch.cross(omega, pos_m, dim=-1))

@@ -1,0 +1,212 @@
+"""The formation task's own manager terms: per-follower observations, rewards that keep each
+follower's share, terminations, the reset of the formation and the leader's waypoint command.
+
+Per-follower reward terms return the mean over the followers (the team reward) and keep each
+follower's own value in `per_follower` (N, 2), which `FollowerBatchEnv` reads back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from orbitlab.managers.command_manager import CommandTerm, CommandTermCfg
+from orbitlab.sensors.rotations import (
+    quat_from_matrix,
+    quat_from_rotation_vector,
+    quat_multiply,
+    rotate_inverse,
+)
+from orbitlab_tasks.formation import geometry as geo
+
+# ------------------------------------------------------------------ observations
+
+
+def _follower_index(follower: str) -> int:
+    if follower not in geo.FOLLOWERS:
+        raise ValueError(f"unknown follower '{follower}'; known: {', '.join(geo.FOLLOWERS)}")
+    return geo.FOLLOWERS.index(follower)
+
+
+def slot_pos_error(env, follower: str) -> torch.Tensor:
+    """Measured rho_f - rho_leader - offset, Hill axes, m (relative navigation to the leader)."""
+    nav = env.scene.sensors[f"{follower}/relative_nav"].value
+    offset = geo.slot_offsets(env.device)[_follower_index(follower)]
+    return -nav[:, :3] - offset
+
+
+def slot_vel_error(env, follower: str) -> torch.Tensor:
+    """Measured d/dt (rho_f - rho_leader) in the Hill frame, m/s."""
+    return -env.scene.sensors[f"{follower}/relative_nav"].value[:, 3:6]
+
+
+def leader_attitude_error(env, follower: str) -> torch.Tensor:
+    """Vector part of the measured error quaternion to the leader's attitude (sin(angle/2) times
+    the axis, body axes)."""
+    C, _ = env.scene.view.hill()
+    nav = env.scene.sensors[f"{follower}/relative_nav"].value
+    star = env.scene.sensors[f"{follower}/star_tracker"].value
+    return geo.measured_attitude_error(nav, star, C)[:, 1:]
+
+
+def follower_last_action(env, follower: str) -> torch.Tensor:
+    """The follower's part of the previous action (its 6 wrench components, in [-1, 1])."""
+    k = _follower_index(follower)
+    return env.action_manager.action[:, 6 * k:6 * k + 6]
+
+
+# ------------------------------------------------------------------------ rewards
+
+
+class PerFollowerTerm:
+    """A reward term computed per follower: returns the followers' mean, keeps each one's."""
+
+    def __init__(self, cfg, env):
+        self.env = env
+        self.per_follower = torch.zeros((env.num_envs, len(geo.FOLLOWERS)), device=env.device)
+        """This step's value of each follower, (N, 2), in the term's units."""
+
+    def values(self, env) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, env) -> torch.Tensor:
+        self.per_follower = self.values(env).to(torch.float32)
+        return self.per_follower.mean(-1)
+
+
+class formation_error(PerFollowerTerm):
+    """|rho_f - rho_leader - offset_f| (truth), m; also the task's metric.
+
+    `episode_mean_m` (N,) is each env's time-mean over followers since its episode began
+    (read it before the env resets, e.g. on the step that ends the episode)."""
+
+    def __init__(self, cfg, env):
+        super().__init__(cfg, env)
+        self.error_integral = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
+        self.elapsed_s = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
+
+    def values(self, env) -> torch.Tensor:
+        error = geo.slot_errors(env).norm(dim=-1)
+        fresh = env.episode_length_buf <= 1
+        self.error_integral = torch.where(fresh, 0.0, self.error_integral) + \
+            error.mean(-1) * env.step_dt
+        self.elapsed_s = torch.where(fresh, 0.0, self.elapsed_s) + env.step_dt
+        return error
+
+    @property
+    def episode_mean_m(self) -> torch.Tensor:
+        return self.error_integral / self.elapsed_s.clamp_min(1e-12)
+
+
+class attitude_error(PerFollowerTerm):
+    """Angle between each follower's attitude and the leader's (truth), rad."""
+
+    def values(self, env) -> torch.Tensor:
+        return geo.attitude_errors(env)
+
+
+class fuel(PerFollowerTerm):
+    """Sum of each follower's commanded thruster forces, N (times the step: impulse, N s)."""
+
+    def values(self, env) -> torch.Tensor:
+        return torch.stack([env.scene.actuators[f"{f}/rcs"].command.sum(-1)
+                            for f in geo.FOLLOWERS], -1)
+
+
+# ------------------------------------------------------------------- terminations
+
+
+def slot_drift(env, max_error_m: float) -> torch.Tensor:
+    """A follower is farther than `max_error_m` from its slot (truth)."""
+    return (geo.slot_errors(env).norm(dim=-1) > max_error_m).any(-1)
+
+
+def collision(env, min_distance_m: float) -> torch.Tensor:
+    """Two spacecraft centres closer than `min_distance_m` (the 0.326 m cubes touch below it)."""
+    names = (geo.LEADER, *geo.FOLLOWERS)
+    pos = torch.stack([env.scene.entities[n].root_pose()[0] for n in names], 1)
+    gap = torch.cdist(pos, pos)
+    gap = gap + torch.eye(len(names), dtype=gap.dtype, device=gap.device) * 1e9
+    return gap.amin(dim=(-1, -2)) < min_distance_m
+
+
+# ------------------------------------------------------------------------- events
+
+
+def _uniform(env, count: int, half_width: float, dim: int = 3) -> torch.Tensor:
+    u = torch.rand((count, dim), generator=env.event_manager.generator, dtype=torch.float64,
+                   device=env.device)
+    return (2.0 * u - 1.0) * half_width
+
+
+def reset_formation(env, env_ids, pos_noise_m: float = 0.0, vel_noise_mps: float = 0.0,
+                    att_noise_rad: float = 0.0, rate_noise_rad_s: float = 0.0) -> None:
+    """Leader at the chief, followers at their slots (plus uniform noise per Hill axis), all at
+    rest in the Hill frame and aligned with it (followers turned by a random rotation vector of
+    up to `att_noise_rad` per axis and given up to `rate_noise_rad_s` per axis)."""
+    n = env_ids.numel()
+    C, omega = (x[env_ids] for x in env.scene.view.hill())
+    C_T = C.transpose(-1, -2)
+    q_hill = quat_from_matrix(C_T)  # body axes = Hill axes
+    rate_body = (C @ omega[..., None])[..., 0]  # co-rotating with the Hill frame
+    zeros = torch.zeros((n, 3), dtype=torch.float64, device=env.device)
+    env.scene.entities[geo.LEADER].set_root_state(env_ids, pos_m=zeros, quat=q_hill,
+                                                  lin_vel_mps=zeros, ang_vel_body=rate_body)
+    offsets = geo.slot_offsets(env.device)
+    for k, f in enumerate(geo.FOLLOWERS):
+        rho = offsets[k] + _uniform(env, n, pos_noise_m)
+        rho_dot = _uniform(env, n, vel_noise_mps)
+        pos = (C_T @ rho[..., None])[..., 0]
+        vel = (C_T @ rho_dot[..., None])[..., 0] + torch.cross(omega, pos, dim=-1)
+        turn = quat_from_rotation_vector(_uniform(env, n, att_noise_rad))
+        quat = quat_multiply(q_hill, turn)
+        rate = rotate_inverse(geo.quat_to_matrix(turn), rate_body) + \
+            _uniform(env, n, rate_noise_rad_s)
+        env.scene.entities[f].set_root_state(env_ids, pos_m=pos, quat=quat, lin_vel_mps=vel,
+                                             ang_vel_body=rate)
+
+
+# ----------------------------------------------------------------------- commands
+
+
+class WaypointSchedule(CommandTerm):
+    """command (N, 7): [position (3) m, attitude quaternion body -> Hill (4)] of the waypoint
+    active at the current episode time: index = floor(t / hold_s) mod len(waypoints).
+
+    Derived from `env.episode_length_buf` on every read, so it is right from the first physics
+    step after a reset (before the command manager's first update) and switches exactly at
+    multiples of hold_s."""
+
+    def __init__(self, cfg: WaypointScheduleCfg, env):
+        super().__init__(cfg, env)
+        steps = cfg.hold_s / env.step_dt
+        if abs(steps - round(steps)) > 1e-9 * steps or round(steps) < 1:
+            raise ValueError(f"waypoint hold_s {cfg.hold_s} s must be a whole number of env "
+                             f"steps of {env.step_dt} s")
+        self.hold_steps = round(steps)
+        self.table = torch.tensor([list(p) + list(geo.yaw_quat(yaw)) for p, yaw in cfg.waypoints],
+                                  dtype=torch.float64, device=env.device)
+
+    @property
+    def index(self) -> torch.Tensor:
+        return (self.env.episode_length_buf // self.hold_steps) % self.table.shape[0]
+
+    @property
+    def command(self) -> torch.Tensor:
+        return self.table[self.index]
+
+    def resample(self, env_ids: torch.Tensor) -> None:
+        """Nothing to draw: the schedule is fixed."""
+
+
+
+@dataclass(kw_only=True)
+class WaypointScheduleCfg(CommandTermCfg):
+    """The leader's waypoint cycle: a pure function of episode time."""
+
+    class_type: type = WaypointSchedule
+    waypoints: tuple = geo.WAYPOINTS
+    """((x, y, z) m in Hill axes from the reference point, yaw deg about Hill z), cycled."""
+    hold_s: float = geo.WAYPOINT_HOLD_S
+    """Time at each waypoint, s (a whole number of env steps)."""
