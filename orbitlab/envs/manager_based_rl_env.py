@@ -3,7 +3,8 @@
 One `step(action)`:
 1. the action manager hands the action to actuator groups / agent-graph inputs;
 2. `decimation` physics steps; before each, the agent graph (if any) runs with
-   the latest sensor readings (by sensor name), the commands (by command name)
+   the latest sensor readings (by full and, when unique, short sensor name), the
+   commands (by command name)
    and the action's graph inputs, and writes its outputs to actuator groups;
 3. episode counters advance; commands update; terminations and rewards;
 4. finished envs (terminal or timed out) are reset, alone; their episode
@@ -16,6 +17,7 @@ All tensors are torch on the simulation's device, shaped (num_envs, ...).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +67,16 @@ class ManagerBasedRLEnvCfg:
     """`render()` image size (height, width), px."""
 
 
+def sensor_keys(sensors) -> list[tuple[str, str]]:
+    """(graph key, sensor name) pairs: every sensor under its full name ('sat/gyro') and,
+    when no other entity has a sensor of that name, also under its short name ('gyro')."""
+    shorts = Counter(name.split("/", 1)[-1] for name in sensors)
+    keys = [(name, name) for name in sensors]
+    keys += [(name.split("/", 1)[-1], name) for name in sensors
+             if shorts[name.split("/", 1)[-1]] == 1 and "/" in name]
+    return keys
+
+
 class ManagerBasedRLEnv:
     """Batched environment: `reset()`, `step(action)`, `render()`, torch tensors throughout."""
 
@@ -89,6 +101,7 @@ class ManagerBasedRLEnv:
         self.extras: dict[str, Any] = {"log": {}}
         self._renderer = None
         self._renderer_camera = None
+        self._sensor_keys = sensor_keys(self.scene.sensors)
         self.agent, self.agent_outputs = (cfg.agent(self) if cfg.agent is not None
                                           else (None, {}))
         self.command_manager = CommandManager(cfg.commands, self)
@@ -160,8 +173,7 @@ class ManagerBasedRLEnv:
     def _run_agent(self) -> None:
         if self.agent is None:
             return
-        values = {name.split("/", 1)[1] if name.count("/") == 1 else name: sensor.value
-                  for name, sensor in self.scene.sensors.items()}
+        values = {key: self.scene.sensors[name].value for key, name in self._sensor_keys}
         values.update({name: term.command for name, term in self.command_manager.terms.items()})
         values.update(self.agent_inputs)
         values = self.agent.step(values, self.scene.view.step_count)
