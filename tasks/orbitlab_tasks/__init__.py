@@ -27,6 +27,8 @@ TASKS: dict[str, TaskEntry] = {
                              "orbitlab_tasks.detumble.detumble_env_cfg:rw_baseline_cfg"),
     "Pointing": TaskEntry("orbitlab_tasks.pointing.pointing_env_cfg:env_cfg",
                           "orbitlab_tasks.pointing.pointing_env_cfg:baseline_cfg"),
+    "Docking": TaskEntry("orbitlab_tasks.docking.docking_env_cfg:env_cfg",
+                         "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
     "Formation": TaskEntry("orbitlab_tasks.formation.formation_env_cfg:env_cfg",
                            "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
 }

@@ -1,0 +1,192 @@
+"""Docking: a 150 kg chaser flies its probe into the drogue of a 400 kg target (soft capture).
+
+The target sits at the chief (origin) of a random 400-600 km circular orbit, its port on
+its +x face, tumbling slowly (up to 0.1 deg/s about a random axis). The chaser starts
+with its probe tip 5-30 m out along the port axis, up to 1 m off the axis, within 5 deg
+of the docking attitude, with up to 2 cm/s per axis of velocity and 0.1 deg/s per axis
+of body rate. It has 16 x 22 N RCS thrusters on 10 Hz PWM (10 ms minimum pulse) and
+three 0.05 N m wheels. Contacts are simulated.
+
+Success (terminal): soft capture, the latch sensor closes (the probe tip within 5 cm of
+the port with closing speed < 0.1 m/s, lateral error < 5 cm, misalignment < 5 deg) after
+an approach that stayed under 0.1 m/s. Failures (terminal): a latch closed on the rebound
+of a faster hit ("impact"); any chaser-target contact while the probe tip is not inside
+the drogue's funnel ("collision"); leaving the approach corridor, a 30 deg half-angle
+cone about the port axis beyond 2 m from the port and a 1 m radius tube inside it, or
+going beyond 45 m ("corridor"). Time limit 400 s (a truncation).
+
+Baseline: glideslope guidance (closing speed 0.05 m/s + range / 50 s, capped at
+0.3 m/s; lateral offset nulled with an 8 s time constant; closing held while off-axis
+or misaligned near the port) on sensor-only navigation, allocated to the RCS through a
+sigma-delta pulse modulator; attitude held at the docking attitude by a quaternion PD
+on the wheels.
+"""
+
+from __future__ import annotations
+
+import math
+
+from orbitlab.agent import (
+    AgentGraph,
+    AllocationCfg,
+    AllocationNode,
+    HillForceToBodyCfg,
+    HillForceToBodyNode,
+    QuaternionPDCfg,
+    QuaternionPDNode,
+    TorqueToWheelsCfg,
+    TorqueToWheelsNode,
+)
+from orbitlab.envs import mdp as core
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.managers.action_manager import ThrusterWrenchActionCfg
+from orbitlab.managers.terms import (
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    TerminationTermCfg,
+)
+from orbitlab.scene import spacecraft
+from orbitlab.scene.scene import SceneCfg
+from orbitlab_tasks.docking import mdp
+from orbitlab_tasks.docking.agent import (
+    DockingNavCfg,
+    DockingNavNode,
+    GlideslopeCfg,
+    GlideslopeNode,
+    PulseModulatorCfg,
+    PulseModulatorNode,
+)
+
+DEG = math.pi / 180.0
+TIMESTEP_S = 0.05
+"""Physics step, s (the 0.1 s PWM period is two steps)."""
+DECIMATION = 2
+"""Physics steps per action: 0.1 s, one PWM period."""
+EPISODE_S = 400.0
+RANGE_M = (5.0, 30.0)
+"""Initial probe tip range from the port, m."""
+GLIDESLOPE = {"final_mps": 0.05, "max_mps": 0.3, "time_constant_s": 50.0}
+"""Allowed closing speed: 0.05 m/s + range / 50 s, capped at 0.3 m/s (shared by the
+reward shaping and the baseline)."""
+TARGET_MAX_RATE_DEG_S = 0.1
+"""The target tumbles slowly: body rate of random direction, magnitude up to this, deg/s."""
+FORCE_SCALE_N = 40.0
+"""RL action: body force per unit action, N (x: 88 N, y and z: 44 N available)."""
+TORQUE_SCALE_NM = 4.0
+"""RL action: body torque per unit action, N m."""
+SENSORS = ("gyro", "star_tracker", "gnss", "relative_nav", "latch")
+
+
+def _scene(num_envs: int) -> SceneCfg:
+    chaser = spacecraft.docking_chaser(target="target")
+    chaser.sensors = {k: v for k, v in chaser.sensors.items() if k in SENSORS}
+    return SceneCfg(num_envs=num_envs, timestep_s=TIMESTEP_S,
+                    entities={"target": spacecraft.docking_target(), "chaser": chaser})
+
+
+def _term(func, scale: float = 1.0, clip=None, **params) -> ObservationTermCfg:
+    return ObservationTermCfg(func=func, params=params, scale=scale, clip=clip)
+
+
+def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Docking, RL: a body wrench [force (3) x 40 N, torque (3) x 4 N m] on the RCS."""
+    policy = {
+        "tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0)),
+        "tip_velocity": _term(mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
+        "attitude_error": _term(mdp.docking_attitude_error, scale=10.0),
+        "gyro": _term(core.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0),
+                      name="chaser/gyro"),
+        "latch": _term(mdp.latch_features),
+        "last_action": _term(core.last_action),
+    }
+    critic = {
+        **policy,
+        "true_tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0), truth=True),
+        "true_tip_velocity": _term(mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0),
+                                   truth=True),
+        "true_attitude_error": _term(mdp.docking_attitude_error, scale=10.0, truth=True),
+        "true_rates": _term(mdp.body_rates, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
+    }
+    return ManagerBasedRLEnvCfg(
+        scene=_scene(num_envs),
+        decimation=DECIMATION,
+        episode_length_s=EPISODE_S,
+        actions={"wrench": ThrusterWrenchActionCfg(
+            group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3 + (TORQUE_SCALE_NM,) * 3)},
+        observations={"policy": ObservationGroupCfg(terms=policy),
+                      "critic": ObservationGroupCfg(enable_noise=False, terms=critic)},
+        rewards={
+            "progress": RewardTermCfg(func=mdp.progress, params=GLIDESLOPE, weight=0.2),
+            "alignment": RewardTermCfg(func=mdp.misalignment, weight=-0.05),
+            "overspeed": RewardTermCfg(func=mdp.overspeed, params=GLIDESLOPE, weight=-2.0),
+            "fuel": RewardTermCfg(func=mdp.thruster_force_sum, weight=-1.0e-3),
+            "success": RewardTermCfg(func=mdp.termination_impulse,
+                                     params={"terms": ("success",)}, weight=10.0),
+            "failure": RewardTermCfg(func=mdp.termination_impulse,
+                                     params={"terms": ("collision", "corridor", "impact")},
+                                     weight=-10.0),
+        },
+        terminations={
+            "success": TerminationTermCfg(func=mdp.capture, params={"soft": True}),
+            "impact": TerminationTermCfg(func=mdp.capture, params={"soft": False}),
+            "collision": TerminationTermCfg(func=mdp.collision),
+            "corridor": TerminationTermCfg(func=mdp.left_corridor),
+        },
+        events={
+            "orbit": EventTermCfg(func=core.randomize_orbit, mode="reset"),
+            "target": EventTermCfg(func=core.reset_root_rates, mode="reset", params={
+                "entity": "target", "max_rate_rad_s": TARGET_MAX_RATE_DEG_S * DEG}),
+            "chaser": EventTermCfg(func=mdp.reset_chaser_in_corridor, mode="reset", params={
+                "range_m": RANGE_M, "max_lateral_m": 1.0, "max_speed_mps": 0.02,
+                "max_attitude_deg": 5.0, "max_rate_deg_s": 0.1}),
+        },
+    )
+
+
+# ------------------------------------------------------------------ baseline
+def glideslope_agent(env):
+    """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
+    n, dt, dev = env.num_envs, env.physics_dt, env.device
+    chaser = env.scene.entities["chaser"]
+    rcs = env.scene.actuators["chaser/rcs"]
+    period = rcs.cfg.pwm_period_s
+    inertia = env.scene.mj_model.body_inertia[chaser.body_ids].sum(0)  # ~ composite, kg m^2
+    lever = tuple(float(x) for x in mdp.probe_lever(env))
+    nav = DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", n, dt, dev)
+    guide = GlideslopeNode(GlideslopeCfg(mass_kg=chaser.mass_kg, period_s=period,
+                                         final_speed_mps=GLIDESLOPE["final_mps"],
+                                         max_speed_mps=GLIDESLOPE["max_mps"],
+                                         time_constant_s=GLIDESLOPE["time_constant_s"]),
+                           "glideslope", n, dt, dev)
+    # Attitude: ~0.2 rad/s bandwidth, damping 0.9, on the wheels' 0.05 N m.
+    j = float(inertia.max())
+    omega = 0.2
+    pd = QuaternionPDNode(QuaternionPDCfg(kp_nm=2.0 * j * omega**2, kd_nms=1.8 * omega * j,
+                                          max_torque_nm=0.05, period_s=period,
+                                          inputs={"attitude": "star_tracker", "rate": "gyro"},
+                                          outputs={"torque": "attitude_torque"}),
+                          "attitude", n, dt, dev)
+    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=0.05, period_s=period,
+                                                  inputs={"torque": "attitude_torque"}),
+                                "wheels", n, dt, dev)
+    to_body = HillForceToBodyNode(HillForceToBodyCfg(period_s=period), "to_body", n, dt, dev)
+    alloc = AllocationNode(AllocationCfg(allocator=rcs.allocator(), period_s=period),
+                           "allocation", n, dt, dev)
+    pulses = PulseModulatorNode(PulseModulatorCfg(
+        max_force_n=tuple(float(x) for x in rcs.high[0]), period_s=period,
+        min_on_time_s=rcs.cfg.min_on_time_s), "pulses", n, dt, dev)
+    graph = AgentGraph([nav, guide, pd, wheels, to_body, alloc, pulses],
+                       external_inputs=["relative_nav", "star_tracker", "gyro", "gnss"])
+    return graph, {"rcs_force": "chaser/rcs", "wheel_torque": "chaser/wheels"}
+
+
+def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Docking with the glideslope baseline agent (no policy actions)."""
+    cfg = env_cfg(num_envs)
+    cfg.actions = {}
+    cfg.agent = glideslope_agent
+    cfg.observations["policy"].terms.pop("last_action")
+    cfg.observations["critic"].terms.pop("last_action")
+    return cfg

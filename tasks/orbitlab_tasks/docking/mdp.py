@@ -1,0 +1,352 @@
+"""Docking geometry and the task's manager terms.
+
+Frames: the port frame is the target's 'port' site (+z out of the port, towards the
+chaser); the chaser docks with its body +x (the probe axis) along the port's -z. The
+"docking attitude" of the chaser is body axes = (-z, -y, -x) of the port frame, so
+`DOCKING_ROTATION` (body -> port) is a 180 deg turn about the port's (x - z)
+bisector. Positions below are the chaser's probe tip relative to the port, in port
+axes: `along` = z (distance out of the port), `lateral` = |(x, y)|.
+
+Two views of the same quantities:
+* truth (`truth_state`), read from the simulation through the latch sensor's
+  geometry: for rewards, terminations and the critic;
+* measured (`measured_state`), built only from sensor readings (relative nav,
+  star tracker, gyro, GNSS): for the policy and the baseline agent.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import torch
+
+from orbitlab.sensors.rotations import quat_from_matrix, quat_from_rotation_vector
+
+DEG = math.pi / 180.0
+
+DOCKING_ROTATION = ((0.0, 0.0, -1.0), (0.0, -1.0, 0.0), (-1.0, 0.0, 0.0))
+"""Chaser body axes -> port axes at the docking attitude (columns: body x, y, z in port
+axes): probe (+x) along the port's -z, body +z along the port's -x."""
+
+
+# ------------------------------------------------------------------ rotations
+def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
+    """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) (w, x, y, z)."""
+    q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
+    w, x, y, z = q.unbind(-1)
+    return torch.stack([
+        torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        torch.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        torch.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def docking_rotation(like: torch.Tensor) -> torch.Tensor:
+    """`DOCKING_ROTATION` as a (3, 3) tensor of `like`'s dtype and device."""
+    return torch.tensor(DOCKING_ROTATION, dtype=like.dtype, device=like.device)
+
+
+def attitude_error_from(body_to_port: torch.Tensor) -> torch.Tensor:
+    """Vector part (N, 3) of the quaternion of the chaser's rotation away from the docking
+    attitude (body axes; ~ half the error angle times its axis)."""
+    error = docking_rotation(body_to_port).T @ body_to_port
+    return quat_from_matrix(error)[:, 1:]
+
+
+def hill_from_gnss(gnss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """ECI -> Hill rotation (N, 3, 3) and the Hill frame's rate (N, 3) in Hill axes, rad/s,
+    from a GNSS reading [r (m), v (m/s)] in ECI (the chaser's own orbit: within metres
+    of the chief's, so its Hill frame agrees with the chief's to ~1e-6 rad)."""
+    r, v = gnss[:, :3], gnss[:, 3:6]
+    h = torch.cross(r, v, dim=-1)
+    x = r / torch.linalg.vector_norm(r, dim=-1, keepdim=True)
+    z = h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)
+    y = torch.cross(z, x, dim=-1)
+    rate = torch.linalg.vector_norm(h, dim=-1) / (r * r).sum(-1)
+    omega = torch.zeros_like(r)
+    omega[:, 2] = rate
+    return torch.stack([x, y, z], dim=-2), omega
+
+
+def site_in_root(mj_model: mujoco.MjModel, site: str, root_body: int) -> np.ndarray:
+    """Position (3,) of a site in its root body's frame, m (walks up the fixed bodies)."""
+    sid = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_SITE, site)
+    if sid < 0:
+        raise ValueError(f"no site '{site}' in the scene")
+    pos, body = mj_model.site_pos[sid].copy(), int(mj_model.site_bodyid[sid])
+    while body != root_body:
+        if body == 0:
+            raise ValueError(f"site '{site}' is not on a descendant of body {root_body}")
+        mat = np.zeros(9)
+        mujoco.mju_quat2Mat(mat, mj_model.body_quat[body])
+        pos = mat.reshape(3, 3) @ pos + mj_model.body_pos[body]
+        body = int(mj_model.body_parentid[body])
+    return pos
+
+
+def probe_lever(env, chaser: str = "chaser") -> torch.Tensor:
+    """Probe tip minus the relative-nav point (site 'imu'), chaser body axes, m (3,)."""
+    m, root = env.scene.mj_model, env.scene.entities[chaser].root_body
+    lever = site_in_root(m, f"{chaser}/probe_tip", root) - site_in_root(m, f"{chaser}/imu", root)
+    return torch.as_tensor(lever, dtype=torch.float64, device=env.device)
+
+
+# ------------------------------------------------------------ docking states
+def measured_state(nav: torch.Tensor, star: torch.Tensor, gyro: torch.Tensor,
+                   gnss: torch.Tensor, lever: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The docking state from sensor readings only.
+
+    Args: relative nav (N, 10) [target port pos m, vel m/s (Hill, rotating-frame
+    derivative), port-to-Hill quaternion]; star tracker (N, 4) body -> ECI; gyro (N, 3)
+    rad/s body; GNSS (N, 6); `lever` (3,) probe tip minus nav point, body axes.
+
+    Returns: 'pos' and 'vel' (N, 3), the probe tip relative to the port in port axes (m,
+    m/s; the velocity is inertial, i.e. the port is taken as inertially fixed);
+    'body_to_port', 'body_to_hill', 'port_to_hill', 'eci_to_hill' (N, 3, 3).
+    """
+    eci_to_hill, omega_hill = hill_from_gnss(gnss)
+    body_to_hill = eci_to_hill @ quat_to_matrix(star)
+    port_to_hill = quat_to_matrix(nav[:, 6:10])
+    rho, rho_dot = nav[:, :3], nav[:, 3:6]
+    lever_b = lever.expand_as(gyro)
+    pos_h = -rho + (body_to_hill @ lever_b[..., None])[..., 0]
+    vel_h = -(rho_dot + torch.cross(omega_hill, rho, dim=-1)) + (
+        body_to_hill @ torch.cross(gyro, lever_b, dim=-1)[..., None])[..., 0]
+    hill_to_port = port_to_hill.transpose(-1, -2)
+    return {"pos": (hill_to_port @ pos_h[..., None])[..., 0],
+            "vel": (hill_to_port @ vel_h[..., None])[..., 0],
+            "body_to_port": hill_to_port @ body_to_hill, "body_to_hill": body_to_hill,
+            "port_to_hill": port_to_hill, "eci_to_hill": eci_to_hill}
+
+
+def _cached(env, key: str, compute):
+    """`compute()` once per simulation state: several terms of one step share it. The
+    state is identified by the worlds' physics step and reset counters (a step or a
+    reset changes them; events run only inside resets)."""
+    view = env.scene.view
+    stamp = (int(view.step_count.sum()), int(view.episode.sum()))
+    cache = env.__dict__.setdefault("_docking_cache", {})
+    if key not in cache or cache[key][0] != stamp:
+        cache[key] = (stamp, compute())
+    return cache[key][1]
+
+
+def measured_state_env(env, chaser: str = "chaser") -> dict[str, torch.Tensor]:
+    """`measured_state` from the chaser's current sensor readings."""
+    s = env.scene.sensors
+    if not hasattr(env, "_docking_lever"):
+        env._docking_lever = probe_lever(env, chaser)
+    return _cached(env, f"measured/{chaser}", lambda: measured_state(
+        s[f"{chaser}/relative_nav"].value, s[f"{chaser}/star_tracker"].value,
+        s[f"{chaser}/gyro"].value, s[f"{chaser}/gnss"].value, env._docking_lever))
+
+
+def truth_state(env, chaser: str = "chaser") -> dict[str, torch.Tensor]:
+    """True probe tip position / velocity relative to the port (port axes, m, m/s), the
+    chaser's body -> port rotation, and the latch sensor's misalignment (rad)."""
+    return _cached(env, f"truth/{chaser}", lambda: _truth_state(env, chaser))
+
+
+def _truth_state(env, chaser: str) -> dict[str, torch.Tensor]:
+    latch = env.scene.sensors[f"{chaser}/latch"]
+    port_pos, port_vel, port_axes = latch.target_point()
+    tip_pos, tip_vel = latch.own_point()
+    world_to_port = port_axes.transpose(-1, -2)
+    body = env.scene.view.frames()["Q"][:, env.scene.entities[chaser].root_body]
+    probe_axis = latch.body_rotation()[..., :, 2]
+    mis = torch.acos((-(probe_axis * port_axes[..., :, 2]).sum(-1)).clamp(-1.0, 1.0))
+    return {"pos": (world_to_port @ (tip_pos - port_pos)[..., None])[..., 0],
+            "vel": (world_to_port @ (tip_vel - port_vel)[..., None])[..., 0],
+            "body_to_port": world_to_port @ body, "misalignment": mis}
+
+
+def approach_speed_limit(range_m: torch.Tensor, final_mps: float, max_mps: float,
+                         time_constant_s: float) -> torch.Tensor:
+    """Glideslope speed: final_mps + range / time_constant_s, capped at max_mps, m/s."""
+    return (final_mps + range_m.clamp_min(0.0) / time_constant_s).clamp(max=max_mps)
+
+
+# --------------------------------------------------------------- observations
+def tip_position(env, truth: bool = False) -> torch.Tensor:
+    """Probe tip relative to the port, port axes, m (N, 3)."""
+    return (truth_state(env) if truth else measured_state_env(env))["pos"]
+
+
+def tip_velocity(env, truth: bool = False) -> torch.Tensor:
+    """Probe tip velocity relative to the port, port axes, m/s (N, 3)."""
+    return (truth_state(env) if truth else measured_state_env(env))["vel"]
+
+
+def docking_attitude_error(env, truth: bool = False) -> torch.Tensor:
+    """Vector part of the error quaternion from the docking attitude (N, 3)."""
+    state = truth_state(env) if truth else measured_state_env(env)
+    return attitude_error_from(state["body_to_port"])
+
+
+def latch_features(env, chaser: str = "chaser") -> torch.Tensor:
+    """Latch sensor [contact, latched, distance, closing speed, lateral, misalignment],
+    normalised: distance by 10 m, speed by the latch's 0.1 m/s, lateral by its 5 cm,
+    misalignment by its 5 deg; each clipped to +-10 (N, 6)."""
+    latch = env.scene.sensors[f"{chaser}/latch"]
+    cfg = latch.cfg
+    scale = torch.tensor([1.0, 1.0, 0.1, 1.0 / cfg.max_closing_speed_mps,
+                          1.0 / cfg.max_lateral_m, 1.0 / cfg.max_misalignment_rad],
+                         dtype=torch.float64, device=env.device)
+    return (latch.value * scale).clamp(-10.0, 10.0)
+
+
+def body_rates(env, chaser: str = "chaser") -> torch.Tensor:
+    """True body rates, rad/s (N, 3) (privileged)."""
+    return env.scene.entities[chaser].root_velocity()[1]
+
+
+# ---------------------------------------------------------------- terminations
+class capture:
+    """The latch sensor has closed, split by how the probe arrived (`soft` True: a soft
+    capture, the task's success; False: a hard impact, a failure).
+
+    The latch checks the closing speed in the physics step it closes; a probe that hits
+    the receptacle too fast rebounds and passes through a slow instant while still in
+    contact distance, which the latch accepts. So the approach is soft only if the
+    closing speed along the port axis was within the latch's limit at the last
+    `window_steps` environment steps too (the pre-impact speed is among them).
+    """
+
+    def __init__(self, cfg, env):
+        window = int(cfg.params.get("window_steps", 3))
+        self.history = torch.zeros((env.num_envs, window), dtype=torch.float64,
+                                   device=env.device)
+
+    def __call__(self, env, soft: bool = True, window_steps: int = 3,
+                 chaser: str = "chaser") -> torch.Tensor:
+        latch = env.scene.sensors[f"{chaser}/latch"]
+        closing = -truth_state(env, chaser)["vel"][:, 2]
+        fresh = (env.episode_length_buf <= 1)[:, None]
+        self.history = torch.where(fresh, closing[:, None],
+                                   torch.cat([self.history[:, 1:], closing[:, None]], -1))
+        gentle = self.history.amax(-1) <= latch.cfg.max_closing_speed_mps
+        return latch.latched & (gentle if soft else ~gentle)
+
+
+def target_contact(env, target: str = "target", threshold: float = 1e-6) -> torch.Tensor:
+    """Any contact force on the target: its free joint's constraint force (N, N m).
+
+    The scene holds no other constraints (no equalities, limits or world geoms), so a
+    non-zero `qfrc_constraint` on the target's six free-joint DOFs means a contact
+    between the chaser and the target in the last physics step. Works on both backends
+    (MuJoCo's solver output, bound like qpos), unlike per-contact records.
+    """
+    handle = env.scene.entities[target]
+    qfrc = env.scene.view.array("qfrc_constraint")[:, handle.dof_adr:handle.dof_adr + 6]
+    return qfrc.abs().amax(-1) > threshold
+
+
+def in_port(pos: torch.Tensor, throat_half_width_m: float = 0.08, mouth_depth_m: float = 0.30,
+            funnel_slope: float = 0.733, margin_m: float = 0.05) -> torch.Tensor:
+    """The probe tip is inside the drogue's funnel (with a margin): contacts there are part
+    of docking, not collisions. Funnel: half-width 0.08 m at the port, growing by 0.733 m
+    per m (36.25 deg half-angle) to the mouth 0.30 m out."""
+    along = pos[:, 2]
+    lateral = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+    width = throat_half_width_m + funnel_slope * along.clamp(0.0, mouth_depth_m)
+    return (along >= -margin_m) & (along <= mouth_depth_m + margin_m) & \
+        (lateral <= width + margin_m)
+
+
+def collision(env, target: str = "target") -> torch.Tensor:
+    """Chaser-target contact while the probe tip is not inside the port's funnel."""
+    return target_contact(env, target) & ~in_port(truth_state(env)["pos"])
+
+
+def left_corridor(env, half_angle_deg: float = 30.0, cone_start_m: float = 2.0,
+                  max_range_m: float = 45.0) -> torch.Tensor:
+    """The probe tip left the approach corridor: beyond `cone_start_m` from the port, more
+    than `half_angle_deg` off the port axis; inside it, further from the axis than the
+    cone's radius there; behind the port plane; or beyond `max_range_m`."""
+    pos = truth_state(env)["pos"]
+    rng = torch.linalg.vector_norm(pos, dim=-1)
+    along = pos[:, 2]
+    lateral = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+    half = half_angle_deg * DEG
+    outside_cone = (rng > cone_start_m) & (along < rng * math.cos(half))
+    outside_tube = (rng <= cone_start_m) & (lateral > cone_start_m * math.sin(half))
+    return outside_cone | outside_tube | (along < -0.2) | (rng > max_range_m)
+
+
+# -------------------------------------------------------------------- rewards
+def progress(env, final_mps: float, max_mps: float, time_constant_s: float) -> torch.Tensor:
+    """Range rate towards the port, m/s, capped at the glideslope speed for the range (no
+    reward for rushing in); its time integral is the range gained."""
+    state = truth_state(env)
+    pos, vel = state["pos"], state["vel"]
+    rng = torch.linalg.vector_norm(pos, dim=-1)
+    closing = -(pos * vel).sum(-1) / rng.clamp_min(1e-6)
+    return torch.minimum(closing, approach_speed_limit(rng, final_mps, max_mps,
+                                                       time_constant_s))
+
+
+def misalignment(env) -> torch.Tensor:
+    """Angle between the probe axis and the port's inward axis, rad."""
+    return truth_state(env)["misalignment"]
+
+
+def overspeed(env, final_mps: float, max_mps: float, time_constant_s: float) -> torch.Tensor:
+    """Closing speed along the port axis above the glideslope speed for the range, m/s."""
+    state = truth_state(env)
+    rng = torch.linalg.vector_norm(state["pos"], dim=-1)
+    limit = approach_speed_limit(rng, final_mps, max_mps, time_constant_s)
+    return (-state["vel"][:, 2] - limit).clamp_min(0.0)
+
+
+def thruster_force_sum(env, group: str = "chaser/rcs") -> torch.Tensor:
+    """Sum of the commanded thruster forces, N (propellant flow is proportional)."""
+    return env.scene.actuators[group].command.sum(-1)
+
+
+def termination_impulse(env, terms: tuple[str, ...]) -> torch.Tensor:
+    """1 / step_dt when any of the named terminations fired this step (weight = the
+    one-off reward)."""
+    last = env.termination_manager.last
+    fired = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+    for name in terms:
+        fired |= last[name]
+    return fired.to(torch.float32) / env.step_dt
+
+
+# --------------------------------------------------------------------- events
+def reset_chaser_in_corridor(env, env_ids: torch.Tensor, range_m: tuple[float, float],
+                             max_lateral_m: float, max_speed_mps: float,
+                             max_attitude_deg: float, max_rate_deg_s: float,
+                             chaser: str = "chaser") -> None:
+    """Put the probe tip `range_m` out along the port axis with a lateral offset (uniform
+    in a disc of radius `max_lateral_m`), the chaser near the docking attitude (random
+    axis, angle up to `max_attitude_deg`), a velocity uniform in +-`max_speed_mps` per
+    axis (world axes, relative to the chief) and body rates in +-`max_rate_deg_s`."""
+    gen, kw = env.event_manager.generator, {"dtype": torch.float64, "device": env.device}
+    n = env_ids.numel()
+
+    def uniform(*shape):
+        return torch.rand(shape, generator=gen, **kw)
+
+    env.scene.view.invalidate()
+    latch = env.scene.sensors[f"{chaser}/latch"]
+    port_pos, _, port_axes = (x[env_ids] for x in latch.target_point())
+    rng = range_m[0] + (range_m[1] - range_m[0]) * uniform(n)
+    radius = max_lateral_m * uniform(n).sqrt()
+    phi = 2.0 * math.pi * uniform(n)
+    tip_port = torch.stack([radius * torch.cos(phi), radius * torch.sin(phi), rng], -1)
+    tip = port_pos + (port_axes @ tip_port[..., None])[..., 0]
+    axis = torch.randn((n, 3), generator=gen, **kw)
+    axis = axis / torch.linalg.vector_norm(axis, dim=-1, keepdim=True)
+    angle = max_attitude_deg * DEG * uniform(n)
+    tilt = quat_to_matrix(quat_from_rotation_vector(axis * angle[:, None]))
+    body = port_axes @ docking_rotation(port_axes) @ tilt
+    tip_in_root = torch.as_tensor(site_in_root(env.scene.mj_model, f"{chaser}/probe_tip",
+                                               env.scene.entities[chaser].root_body), **kw)
+    root = tip - (body @ tip_in_root.expand(n, 3)[..., None])[..., 0]
+    env.scene.entities[chaser].set_root_state(
+        env_ids, pos_m=root, quat=quat_from_matrix(body),
+        lin_vel_mps=max_speed_mps * (2.0 * uniform(n, 3) - 1.0),
+        ang_vel_body=max_rate_deg_s * DEG * (2.0 * uniform(n, 3) - 1.0))

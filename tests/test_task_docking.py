@@ -1,0 +1,144 @@
+"""Docking task: the env builds and steps, its failure detection, and the baseline docks."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+import torch
+from gymnasium.utils.env_checker import check_env
+
+from orbitlab.envs.evaluate import rollout
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.sensors.rotations import quat_from_matrix
+from orbitlab_tasks import task_entry
+from orbitlab_tasks.docking import docking_env_cfg, mdp
+
+POLICY_DIM = 3 + 3 + 3 + 3 + 6 + 6  # tip pos, tip vel, attitude error, gyro, latch, action
+CRITIC_DIM = POLICY_DIM + 3 + 3 + 3 + 3  # + true tip pos, vel, attitude error, rates
+
+
+def test_registered():
+    entry = task_entry("Orbitlab-Docking-v0")
+    assert entry.env_cfg.endswith("docking_env_cfg:env_cfg")
+    assert entry.baseline_cfg.endswith("docking_env_cfg:baseline_cfg")
+
+
+def test_gymnasium_single_env_passes_the_checker():
+    env = gym.make("orbitlab_tasks:Orbitlab-Docking-v0")
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == (POLICY_DIM,) and env.observation_space.contains(obs)
+    env.close()
+
+
+def test_env_steps_with_random_actions():
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=4))
+    assert env.action_manager.total_dim == 6
+    assert env.step_dt == pytest.approx(0.1)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(30):
+        action = 2.0 * torch.rand((4, 6), generator=generator) - 1.0
+        obs, reward, terminated, truncated, _ = env.step(action)
+        assert obs["policy"].shape == (4, POLICY_DIM)
+        assert obs["critic"].shape == (4, CRITIC_DIM)
+        assert reward.shape == terminated.shape == truncated.shape == (4,)
+        assert torch.isfinite(obs["policy"]).all() and torch.isfinite(obs["critic"]).all()
+        assert torch.isfinite(reward).all()
+
+
+def test_reset_puts_the_chaser_in_the_corridor():
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=16))
+    state = mdp.truth_state(env)
+    rng = torch.linalg.vector_norm(state["pos"], dim=-1)
+    lateral = torch.linalg.vector_norm(state["pos"][:, :2], dim=-1)
+    # Tip range 5-30 m and lateral <= 1 m by construction (1 mm: float round-off).
+    assert bool((rng > 5.0 - 1e-3).all() and (rng < 30.0 + 1.0).all())
+    assert bool((lateral <= 1.0 + 1e-3).all())
+    # Attitude within 5 deg of the docking attitude (the probe axis is then within 5 deg).
+    assert bool((state["misalignment"] <= 5.0 * mdp.DEG + 1e-6).all())
+    assert not bool(mdp.left_corridor(env).any())
+    # The sensor-built state agrees with the truth to the sensors' noise. In port axes the
+    # lateral error is dominated by the port attitude noise, 2 mrad x (1 + 0.01 range) per
+    # axis, times the range (<= 2.6 mrad x range); 3 cm + 15 mrad x range is > 5 sigma.
+    measured = mdp.measured_state_env(env)
+    error = (measured["pos"] - state["pos"]).abs().amax(-1)
+    assert bool((error < 0.03 + 0.015 * rng).all()), error
+
+
+def _place_tips(env, tips_port, speed_mps: float) -> None:
+    """Chaser at the docking attitude with its probe tip at `tips_port` (port axes, m),
+    moving into the port at `speed_mps`."""
+    latch = env.scene.sensors["chaser/latch"]
+    port_pos, _, port_axes = latch.target_point()
+    body = port_axes @ mdp.docking_rotation(port_axes)
+    tips = torch.as_tensor(tips_port, dtype=torch.float64)
+    tip_world = port_pos + (port_axes @ tips[..., None])[..., 0]
+    lever = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)  # probe tip in the root frame
+    root = tip_world - (body @ lever.expand(len(tips), 3)[..., None])[..., 0]
+    env.scene.entities["chaser"].set_root_state(
+        torch.arange(len(tips)), pos_m=root, quat=quat_from_matrix(body),
+        lin_vel_mps=-speed_mps * port_axes[:, :, 2], ang_vel_body=torch.zeros(len(tips), 3))
+
+
+def test_collision_impact_and_funnel_contact():
+    """Probe 0.5 m off the axis hits the target's face: collision. On the axis at 0.2 m/s
+    (twice the latch's limit): the latch closes on the rebound, which counts as an impact,
+    not a success. 0.15 m off the axis: the funnel guides the probe, which is no failure."""
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=3))
+    _place_tips(env, [[0.5, 0.0, 0.4], [0.0, 0.0, 0.3], [0.15, 0.0, 0.5]], speed_mps=0.2)
+    fired = {name: torch.zeros(3, dtype=torch.bool) for name in env.termination_manager.last}
+    funnel_contact = False
+    ended = torch.zeros(3, dtype=torch.bool)
+    for _ in range(60):
+        _, _, terminated, truncated, _ = env.step(torch.zeros((3, 6)))
+        funnel_contact |= bool(mdp.target_contact(env)[2] & ~ended[2])
+        for name, value in env.termination_manager.last.items():
+            fired[name] |= value & ~ended  # the first episode only
+        ended |= terminated | truncated
+    assert fired["collision"].tolist() == [True, False, False]
+    assert fired["impact"].tolist() == [False, True, False]
+    assert not bool(fired["success"].any() or fired["corridor"].any())
+    assert funnel_contact
+
+
+def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:
+    """Tip range at reset minus range at the end (or just before the episode ended), m."""
+    env = ManagerBasedRLEnv(cfg)
+    start = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
+    last = start.clone()
+    ended = torch.zeros(env.num_envs, dtype=torch.bool)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        dim = env.action_manager.total_dim
+        action = (2.0 * torch.rand((env.num_envs, dim), generator=generator) - 1.0
+                  if policy == "random" else torch.zeros((env.num_envs, dim)))
+        now = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
+        last = torch.where(ended, last, now)
+        _, _, terminated, truncated, _ = env.step(action)
+        ended |= terminated | truncated
+    now = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
+    return start - torch.where(ended, last, now)
+
+
+def test_baseline_closes_in_faster_than_random():
+    """40 s of simulated time, 8 envs, same initial states (same seed)."""
+    steps = 400
+    baseline = _range_gain(docking_env_cfg.baseline_cfg(num_envs=8), "baseline", steps)
+    random = _range_gain(docking_env_cfg.env_cfg(num_envs=8), "random", steps)
+    # The glideslope closes at 0.05 m/s + range / 50 s (measured gains: 9.7-11.3 m). Even
+    # from the closest start (5 m) and after 10 s of attitude and lateral settling, 30 s
+    # of closing gain 7.5 m x (1 - exp(-30 / 50)) = 3.4 m; hence > 2.5 m per env.
+    assert bool((baseline > 2.5).all()), baseline
+    # Random wrenches average to no net closing: their gain is a random walk of zero
+    # mean; a 3 m margin of the means is several times its spread over 8 envs.
+    assert float(baseline.mean()) > float(random.mean()) + 3.0, (baseline, random)
+
+
+@pytest.mark.slow
+def test_baseline_docks():
+    """Whole episodes (up to 400 s) of 16 envs: the baseline reaches soft capture."""
+    env = ManagerBasedRLEnv(docking_env_cfg.baseline_cfg(num_envs=16))
+    score = rollout(env, policy="baseline")
+    assert score.episodes == 16
+    # Goal of the task: >= 80 % soft captures (measured: see the task README).
+    assert score.success_rate >= 0.8, str(score)
