@@ -90,14 +90,11 @@ class ReactionWheelGroup(_AxisGroup):
             self._inertia = torch.tensor([r["inertia"] for r in self._rows],
                                          dtype=torch.float64, device=self.ctx.device)
             self._single_body = int(self.bodies.unique().numel()) == 1
-        frames = self.ctx.frames()
-        if self._single_body:  # a . omega = a_body . (Q^T omega): one small matmul
-            b = int(self.bodies[0])
-            omega_body = (frames["omega"][:, b, None, :] @ frames["Q"][:, b])[:, 0]
-            spin = omega_body @ self.axis.T
+        if self._single_body:  # a . omega = a_body . omega_body
+            spin = self.ctx.view.body_angular_velocity(int(self.bodies[0])) @ self.axis.T
         else:
             spin = (self.axes_world(self.axis.expand(self.num_worlds, -1, -1)) *
-                    frames["omega"][:, self.bodies]).sum(-1)
+                    self.ctx.frames()["omega"][:, self.bodies]).sum(-1)
         return h / self._inertia - spin
 
     def device_model(self, value):

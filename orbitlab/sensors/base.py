@@ -130,7 +130,7 @@ class Sensor:
     # ------------------------------------------------------------- helpers
     def body_rotation(self) -> torch.Tensor:
         """Sensor axes to world axes, (num_worlds, 3, 3)."""
-        return self.view.frames()["Q"][:, self.body] @ self.mount_rotation
+        return self.view.body_rotation(self.body) @ self.mount_rotation
 
     def position_world(self) -> torch.Tensor:
         """Sensor origin relative to the chief, world axes, m, (num_worlds, 3)."""

@@ -31,8 +31,8 @@ class Gyro(Sensor):
     dim = 3
 
     def truth(self):
-        omega = self.view.frames()["omega"][:, self.body]
-        return rotate_inverse(self.body_rotation(), omega)
+        omega_body = self.view.body_angular_velocity(self.body)
+        return omega_body @ self.mount_rotation  # mount^T omega, row-wise
 
 
 @wp.kernel
@@ -120,7 +120,7 @@ class StarTracker(Sensor):
 
     def truth(self):
         # The body attitude: flight software removes the known mount rotation.
-        return quat_from_matrix(self.view.frames()["Q"][:, self.body])
+        return quat_from_matrix(self.view.body_rotation(self.body))
 
     def measure(self, truth, noise, worlds):
         error = quat_multiply(self.misalignment.expand(len(worlds), 4),

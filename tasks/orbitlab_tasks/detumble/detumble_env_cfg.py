@@ -4,7 +4,8 @@ Initial body rates up to 10 deg/s in a random direction, random attitude and a
 random 400-600 km orbit of inclination 40-98 deg (ISS-like to sun-synchronous; near the
 magnetic equator the field hardly turns in the body and B-dot cannot damp the rate
 about it). Success: |omega| < 0.5 deg/s held
-for 60 s (the episode then ends as a terminal success). Baselines: B-dot on the
+for 60 s (the episode then ends as a terminal success); spinning up beyond 30 deg/s ends
+it as a failure. Baselines: B-dot on the
 magnetometer (MTQ); rate damping on the gyro through the wheels (RW), where the
 wheels' momentum capacity (~0.012 N m s each) bounds what they can absorb.
 """
@@ -91,6 +92,8 @@ def _env_cfg(actuator: str, timestep_s: float, decimation: int, episode_s: float
         terminations={
             "success": TerminationTermCfg(func=mdp.held_for, params={
                 "condition": slow_enough, "duration_s": HOLD_S}),
+            "spun_up": TerminationTermCfg(func=mdp.ang_vel_above, params={
+                "entity": "sat", "limit_rad_s": 3.0 * MAX_INITIAL_RATE_RAD_S}),
         },
         events={
             "orbit": EventTermCfg(func=mdp.randomize_orbit, mode="reset",
