@@ -50,8 +50,7 @@ def run_env(args) -> dict:
     names = args.tasks or list(orbitlab_tasks.TASKS)
     tasks = {name: orbitlab_tasks.task_entry(name).env_cfg for name in names}
     results = measure_env(EnvBenchCfg(tasks=tasks, num_envs=tuple(args.nworld or (1024, 4096)),
-                                      steps=args.steps if args.steps != 50 else 10,
-                                      trials=args.trials if args.trials != 7 else 5,
+                                      steps=args.steps or 10, trials=args.trials or 5,
                                       backend=args.backend))
     print(f"env benchmark ({args.backend} backend, {os.cpu_count()} CPUs)")
     print(format_env(results))
@@ -75,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
                              "1 64 512 on Warp's CPU device)")
     parser.add_argument("--fresh-kernel-cache", action="store_true",
                         help="compile Warp kernels into a new temporary cache")
-    parser.add_argument("--steps", type=int, default=50, help="steps per trial")
-    parser.add_argument("--trials", type=int, default=7, help="interleaved trials (median)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="steps per trial (physics: 50, env: 10)")
+    parser.add_argument("--trials", type=int, default=None,
+                        help="interleaved trials, median reported (physics: 7, env: 5)")
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
     parser.add_argument("--kernel-threads", type=int, default=0,
                         help="orbit-layer kernel CPU threads (0: all)")
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
         wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="orbitlab-warp-cache-")
 
+    if args.mode == "physics":
+        args.steps, args.trials = args.steps or 50, args.trials or 7
     if args.mode == "env":
         results = run_env(args)
         if args.json:

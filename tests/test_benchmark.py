@@ -45,3 +45,16 @@ def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):
 def test_benchmark_rejects_a_nonpositive_world_count():
     with pytest.raises(SystemExit):
         load_script().main(["physics", "--nworld", "0"])
+
+
+def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
+    out, plot = tmp_path / "env.json", tmp_path / "env.png"
+    assert load_script().main(["env", "--tasks", "Detumble-RW", "--nworld", "4", "8",
+                               "--steps", "2", "--trials", "1", "--json", str(out),
+                               "--plot", str(plot)]) == 0
+    rows = json.loads(out.read_text())["env"]["Detumble-RW"]
+    assert set(rows) == {"4", "8"}
+    for row in rows.values():
+        assert {"env_steps_per_s", "physics_steps_per_s", "framework_tax"} <= set(row)
+        assert row["env_steps_per_s"] > 0 and row["physics_steps_per_s"] > 0
+    assert plot.stat().st_size > 1000 and "framework tax" in capsys.readouterr().out
