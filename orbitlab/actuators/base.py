@@ -105,6 +105,11 @@ class ActuatorGroup:
         cfg.validate(f"actuator group '{name}'")
         self.cfg, self.name, self.ctx = cfg, name, ctx
         self.ids = torch.as_tensor(element_ids, dtype=torch.long, device=ctx.device)
+        contiguous = list(element_ids) == list(range(element_ids[0], element_ids[0] +
+                                                      len(element_ids))) if element_ids else False
+        self.columns = (slice(element_ids[0], element_ids[0] + len(element_ids)) if contiguous
+                        else self.ids)
+        """Columns of the physics array: a slice when contiguous (no index scatter)."""
         self.num_worlds, self.num = ctx.num_worlds, len(element_ids)
         shape = (self.num_worlds, self.num)
         kw = {"dtype": torch.float64, "device": ctx.device}
@@ -175,7 +180,7 @@ class ActuatorGroup:
 
     def write(self, output: torch.Tensor) -> None:
         """Hand the output to the physics layer."""
-        self.ctx.array(self.array_name)[:, self.ids] = output
+        self.ctx.array(self.array_name)[:, self.columns] = output
 
     # --------------------------------------------------------------- random
     def _uniform(self, n: int, lo: float, hi: float) -> torch.Tensor:

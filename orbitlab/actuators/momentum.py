@@ -85,7 +85,7 @@ class ReactionWheelGroup(_AxisGroup):
 
     def speed(self) -> torch.Tensor:
         """Wheel speeds relative to their bodies, rad/s, (N, n): h / I_w - a . omega."""
-        h = self.ctx.array("wheel_momentum")[:, self.ids]
+        h = self.ctx.array("wheel_momentum")[:, self.columns]
         if not hasattr(self, "_inertia"):
             self._inertia = torch.tensor([r["inertia"] for r in self._rows],
                                          dtype=torch.float64, device=self.ctx.device)

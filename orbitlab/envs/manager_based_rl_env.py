@@ -185,6 +185,7 @@ class ManagerBasedRLEnv:
         log.update(self.curriculum_manager.compute(env_ids))
         self.scene.reset(env_ids)
         self.event_manager.apply("reset", env_ids)
+        self.scene.data.forward(env_ids.cpu().numpy())  # once, after every reset event
         self.scene.refresh_sensors(env_ids)
         for manager in (self.action_manager, self.reward_manager, self.termination_manager,
                         self.command_manager):

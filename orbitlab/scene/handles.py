@@ -46,17 +46,20 @@ class EntityHandle:
         return qvel[:, self.dof_adr:self.dof_adr + 3], qvel[:, self.dof_adr + 3:self.dof_adr + 6]
 
     def set_root_state(self, worlds: torch.Tensor, pos_m=None, quat=None, lin_vel_mps=None,
-                       ang_vel_body=None) -> None:
+                       ang_vel_body=None, refresh: bool = True) -> None:
         """Write the root state of `worlds` (any subset of the four parts), then refresh
-        the simulation's derived quantities and the sensors of those worlds."""
+        the simulation's derived quantities and the sensors of those worlds (skip with
+        `refresh=False` when the caller refreshes once after several edits, as the env's
+        reset does)."""
         self._require_free()
         pos, q = self.root_pose()
         lin, ang = self.root_velocity()
         for target, value in ((pos, pos_m), (q, quat), (lin, lin_vel_mps), (ang, ang_vel_body)):
             if value is not None:
                 target[worlds] = torch.as_tensor(value, dtype=target.dtype, device=target.device)
-        self.scene.data.forward()
-        self.scene.refresh_sensors(worlds)
+        if refresh:
+            self.scene.data.forward(_ids(worlds))
+            self.scene.refresh_sensors(worlds)
 
 
     def equality_id(self, name: str) -> int:
@@ -79,6 +82,12 @@ class EntityHandle:
         i = self.equality_id(name)
         eq_active = self.scene.view.array("eq_active")
         eq_active[worlds, i] = bool(active)
+
+
+def _ids(worlds) -> np.ndarray:
+    if isinstance(worlds, slice):
+        return None
+    return torch.as_tensor(worlds).reshape(-1).cpu().numpy()
 
 
 class MarkerHandle:

@@ -113,6 +113,8 @@ class Sensor:
         self.samples = torch.zeros(n, dtype=torch.long, device=view.device)
         self.delay = DelayLine(latency, (n, self.dim), device=view.device)
         self.worlds = torch.arange(n, device=view.device)
+        self._has_walk = bool((self.walk_std > 0).any())
+        self._has_white = bool((self.std > 0).any())
 
     @property
     def noise_dim(self) -> int:
@@ -152,23 +154,25 @@ class Sensor:
         return out
 
     # ------------------------------------------------------------------ run
-    def _noise(self, worlds: torch.Tensor, walk: bool) -> torch.Tensor:
+    def _noise(self, worlds: torch.Tensor | slice, walk: bool) -> torch.Tensor:
         view = self.view
+        ids = self.worlds[worlds]
         seed, ep, k = self.cfg.seed, view.episode[worlds], self.samples[worlds]
-        if walk and bool((self.walk_std > 0).any()):
+        if walk and self._has_walk:
             dt_s = self.period_steps * view.dt
-            step = gaussian(seed, 2 * self.stream + 1, worlds, ep, k, self.noise_dim)
+            step = gaussian(seed, 2 * self.stream + 1, ids, ep, k, self.noise_dim)
             self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
         total = self.bias + self.world_bias[worlds]
-        if bool((self.std > 0).any()):
-            total = total + self.std * gaussian(seed, 2 * self.stream, worlds, ep, k,
+        if self._has_white:
+            total = total + self.std * gaussian(seed, 2 * self.stream, ids, ep, k,
                                                 self.noise_dim)
         return total
 
-    def _sample(self, worlds: torch.Tensor, walk: bool = True) -> None:
+    def _sample(self, worlds: torch.Tensor | slice, walk: bool = True) -> None:
+        """Sample `worlds` (ids, or slice(None) for all: no gather/scatter)."""
         truth = self.truth()[worlds]
         self.truth_value[worlds] = truth
-        self.held[worlds] = self.measure(truth, self._noise(worlds, walk), worlds)
+        self.held[worlds] = self.measure(truth, self._noise(worlds, walk), self.worlds[worlds])
         self.samples[worlds] += 1
 
     def reset(self, worlds: torch.Tensor) -> None:
@@ -187,6 +191,9 @@ class Sensor:
     def update(self) -> None:
         """After a physics step: sample the worlds whose timer is due, then apply latency."""
         due = (self.view.step_count % self.period_steps) == 0
-        if bool(due.any()):
+        count = int(due.sum())
+        if count == self.view.num_worlds:  # worlds in step (the usual case)
+            self._sample(slice(None))
+        elif count:
             self._sample(self.worlds[due])
         self.value = self.delay.push(self.held)

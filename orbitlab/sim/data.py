@@ -198,9 +198,15 @@ class OrbitData:
         array.assign(host)
 
     # ------------------------------------------------------------- simulation
-    def forward(self) -> None:
-        """Recompute MuJoCo's derived fields and the orbit-layer loads for the current state."""
-        self.backend.forward()
+    def forward(self, worlds: np.ndarray | list[int] | None = None) -> None:
+        """Recompute MuJoCo's derived fields and the orbit-layer loads for the current state.
+
+        Args:
+            worlds: only these worlds' MuJoCo fields (the CPU backend skips the others;
+                the warp backend recomputes all). The loads kernel covers every world.
+        """
+        ids = None if worlds is None else np.unique(np.asarray(worlds, dtype=np.int64))
+        self.backend.forward(ids)
         self._loads.launch()
 
     def step(self, nstep: int = 1) -> None:
@@ -228,23 +234,43 @@ class OrbitData:
                   worlds: np.ndarray | list[int] | None = None) -> None:
         """Set the chief state (and restart the clock) of `worlds` (default all)."""
         ids = np.arange(self.nworld) if worlds is None else np.asarray(worlds, dtype=np.int64)
-        inits = orbit if isinstance(orbit, (list, tuple)) else [orbit or OrbitInit()] * len(ids)
-        if len(inits) != len(ids):
-            raise ValueError(f"got {len(inits)} orbits for {len(ids)} worlds")
-        R = np.empty((len(ids), 3))
-        V = np.empty((len(ids), 3))
-        t = np.empty(len(ids))
-        for k, (world, init) in enumerate(zip(ids, inits, strict=True)):
-            R[k] = _vector3(init.R_eci, world, "R_eci")
-            V[k] = _vector3(init.V_eci, world, "V_eci")
-            if np.linalg.norm(R[k]) <= self.model.orbit.central_body.radius:
-                raise ValueError(f"world {world}: |R_eci| = {np.linalg.norm(R[k]):.3f} km is "
-                                 "inside the central body")
-            t[k] = init.resolved_time()
+        if isinstance(orbit, (list, tuple)):
+            if len(orbit) != len(ids):
+                raise ValueError(f"got {len(orbit)} orbits for {len(ids)} worlds")
+            R = np.array([_vector3(o.R_eci, w, "R_eci") for w, o in zip(ids, orbit, strict=True)])
+            V = np.array([_vector3(o.V_eci, w, "V_eci") for w, o in zip(ids, orbit, strict=True)])
+            t = np.array([o.resolved_time() for o in orbit])
+        else:
+            init = orbit or OrbitInit()
+            first = int(ids[0]) if len(ids) else 0
+            R = np.broadcast_to(_vector3(init.R_eci, first, "R_eci"), (len(ids), 3))
+            V = np.broadcast_to(_vector3(init.V_eci, first, "V_eci"), (len(ids), 3))
+            t = np.full(len(ids), init.resolved_time())
+        self.set_orbit_state(R, V, t, ids)
+
+    def set_orbit_state(self, R_km, V_kms, t_s, worlds: np.ndarray | list[int]) -> None:
+        """Vectorized `set_orbit`: chief position (k, 3) km, velocity (k, 3) km/s and
+        time (k,) s since J2000 of `worlds` (k ids); restarts their clocks."""
+        ids = np.asarray(worlds, dtype=np.int64)
+        R = np.asarray(R_km, dtype=np.float64)
+        V = np.asarray(V_kms, dtype=np.float64)
+        t = np.asarray(t_s, dtype=np.float64)
+        for name, value, shape in (("R_eci", R, (len(ids), 3)), ("V_eci", V, (len(ids), 3))):
+            if value.shape != shape or not np.all(np.isfinite(value)):
+                bad = ids[~np.all(np.isfinite(value.reshape(len(ids), -1)), axis=1)] \
+                    if value.size == 3 * len(ids) else ids[:1]
+                raise ValueError(f"world {int(bad[0]) if len(bad) else 0}: R_eci and V_eci "
+                                 f"must be 3 finite numbers each ({name} has shape "
+                                 f"{value.shape} or non-finite values)")
+        inside = np.linalg.norm(R, axis=1) <= self.model.orbit.central_body.radius
+        if inside.any():
+            k = int(np.argmax(inside))
+            raise ValueError(f"world {ids[k]}: |R_eci| = {np.linalg.norm(R[k]):.3f} km is "
+                             "inside the central body")
         for name, values in (("R", R), ("V", V), ("t", t), ("t_anchor", t), ("nstep", 0),
                              ("seg_k", 0)):
             self._write_rows(name, ids, values)
-        self.forward()
+        self.forward(ids)
 
     def reset(self, worlds: np.ndarray | list[int] | None = None,
               orbit: OrbitInit | list[OrbitInit] | None = None) -> None:

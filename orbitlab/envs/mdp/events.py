@@ -1,4 +1,9 @@
-"""Event terms: `event(env, env_ids, **params)` for startup, reset and interval modes."""
+"""Event terms: `event(env, env_ids, **params)` for startup, reset and interval modes.
+
+Reset events edit the state without refreshing; the env refreshes MuJoCo's derived
+fields and the sensors of the reset envs once after all of them (`refresh=False`).
+Startup and interval events refresh themselves.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,6 @@ import math
 import numpy as np
 import torch
 
-from orbitlab.orbit.constants import OrbitInit
 from orbitlab.orbit.frames import coe_to_rv
 
 __all__ = [
@@ -43,12 +47,13 @@ def reset_root_rates(env, env_ids, entity: str, max_rate_rad_s: float,
                             dtype=torch.float64, device=env.device)
     direction = direction / torch.linalg.vector_norm(direction, dim=-1, keepdim=True)
     magnitude = _uniform(env, env_ids, min_rate_rad_s, max_rate_rad_s)
-    env.scene.entities[entity].set_root_state(env_ids, ang_vel_body=direction * magnitude[:, None])
+    env.scene.entities[entity].set_root_state(env_ids, ang_vel_body=direction * magnitude[:, None],
+                                              refresh=False)
 
 
 def reset_root_attitude(env, env_ids, entity: str) -> None:
     """A uniformly random attitude."""
-    env.scene.entities[entity].set_root_state(env_ids,
+    env.scene.entities[entity].set_root_state(env_ids, refresh=False,
                                               quat=random_unit_quat(env, env_ids.numel()))
 
 
@@ -57,23 +62,23 @@ def reset_root_pose_uniform(env, env_ids, entity: str, pos_low_m, pos_high_m,
     """Root position and velocity (world axes) drawn uniformly in boxes."""
     env.scene.entities[entity].set_root_state(
         env_ids, pos_m=_uniform(env, env_ids, pos_low_m, pos_high_m),
-        lin_vel_mps=_uniform(env, env_ids, vel_low_mps, vel_high_mps))
+        lin_vel_mps=_uniform(env, env_ids, vel_low_mps, vel_high_mps), refresh=False)
 
 
 def randomize_orbit(env, env_ids, altitude_km=(400.0, 600.0), inclination_deg=(0.0, 98.0),
                     eccentricity=(0.0, 0.0), radius_km: float = 6378.137,
                     mu: float = 398600.4418) -> None:
     """A random chief orbit per env: altitude of perigee, inclination, uniform angles."""
-    n = env_ids.numel()
     alt = _uniform(env, env_ids, *altitude_km).cpu().numpy()
     inc = np.radians(_uniform(env, env_ids, *inclination_deg).cpu().numpy())
     ecc = _uniform(env, env_ids, *eccentricity).cpu().numpy()
     angles = _uniform(env, env_ids, (0.0,) * 3, (2 * math.pi,) * 3).cpu().numpy()
     a = (radius_km + alt) / (1.0 - ecc)
     R, V = coe_to_rv(a, ecc, inc, angles[:, 0], angles[:, 1], angles[:, 2], mu=mu)
-    inits = [OrbitInit(R_eci=R[k], V_eci=V[k]) for k in range(n)]
-    env.scene.data.set_orbit(inits, worlds=env_ids.cpu().numpy())
-    env.scene.refresh_sensors(env_ids)
+    ids = env_ids.cpu().numpy()
+    t = env.scene.data.t[ids] if isinstance(env.scene.data.t, np.ndarray) else \
+        env.scene.data.t.numpy()[ids]
+    env.scene.data.set_orbit_state(R, V, t, ids)
 
 
 def randomize_mass(env, env_ids, entity: str, scale=(0.9, 1.1)) -> None:

@@ -79,8 +79,8 @@ class CpuBackend:
             self.model[name] = wrap(values, MODEL_FIELDS[name])
         return values
 
-    def forward(self) -> None:
-        self.batch.forward()
+    def forward(self, ids: np.ndarray | None = None) -> None:
+        self.batch.forward(ids=ids)
 
     def step(self, derived: bool = True) -> None:
         """One MuJoCo step of every world.

@@ -125,7 +125,8 @@ class WarpBackend:
                 self.model[name] = current
         return current
 
-    def forward(self) -> None:
+    def forward(self, ids=None) -> None:
+        """Every world (MuJoCo-Warp has no per-world forward; `ids` is accepted and ignored)."""
         with wp.ScopedDevice(self.device):
             self.mjw.forward(self.m, self.d)
 
