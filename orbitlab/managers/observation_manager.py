@@ -31,10 +31,15 @@ class ObservationManager:
         self._fresh[env_ids] = True
         return {}
 
-    def _term(self, group: str, name: str, noise: bool, commit: bool) -> torch.Tensor:
+    def _term(self, group: str, name: str, noise: bool, commit: bool,
+              cache: dict) -> torch.Tensor:
         cfg = self.groups[group].terms[name]
-        value = self._funcs[group][name](self.env, **cfg.params)
-        value = value.reshape(self.env.num_envs, -1).to(torch.float32)
+        func = self._funcs[group][name]
+        key = (id(func), repr(sorted(cfg.params.items())))
+        if key not in cache:  # a term shared by groups (policy and critic) is computed once
+            cache[key] = func(self.env, **cfg.params).reshape(self.env.num_envs, -1).to(
+                torch.float32)
+        value = cache[key]
         if noise and cfg.noise_std > 0.0:
             value = value + cfg.noise_std * torch.randn(
                 value.shape, generator=self.generator, device=value.device)
@@ -61,8 +66,9 @@ class ObservationManager:
         """Every group's observation; `commit=False` leaves the history untouched (used
         for the final observation of an ending episode)."""
         out: dict[str, Any] = {}
+        cache: dict = {}
         for group, cfg in self.groups.items():
-            terms = {n: self._term(group, n, cfg.enable_noise, commit) for n in cfg.terms}
+            terms = {n: self._term(group, n, cfg.enable_noise, commit, cache) for n in cfg.terms}
             out[group] = torch.cat(list(terms.values()), dim=-1) if cfg.concatenate else terms
         if commit:
             self._fresh[:] = False
