@@ -78,3 +78,15 @@ def test_baselines_reach_their_success_criterion(task):
     env = make(task, "baseline", num_envs=16)
     score = rollout(env, policy="baseline")
     assert score.success_rate >= 0.9, score
+
+
+@pytest.mark.parametrize("task", list(orbitlab_tasks.TASKS))
+def test_every_task_runs_on_the_warp_backend(task):
+    pytest.importorskip("mujoco_warp")
+    entry = orbitlab_tasks.task_entry(task)
+    for source in (entry.env_cfg, entry.baseline_cfg):
+        env = ManagerBasedRLEnv(load_cfg(source, num_envs=2, backend="warp", device="cpu"))
+        action = torch.zeros(2, env.action_manager.total_dim)
+        for _ in range(3):
+            obs, reward, *_ = env.step(action)
+        assert torch.isfinite(obs["policy"]).all() and torch.isfinite(reward).all()

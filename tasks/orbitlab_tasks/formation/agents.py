@@ -106,8 +106,8 @@ class LeaderWaypointNode(Node):
     def compute(self, inputs):
         env = self.env
         C, omega = env.scene.view.hill()
-        pos = env.scene.entities[geo.LEADER].root_pose()[0]
-        vel = env.scene.entities[geo.LEADER].root_velocity()[0]
+        pos = env.scene.entities[geo.LEADER].root_pose()[0].double()
+        vel = env.scene.entities[geo.LEADER].root_velocity()[0].double()
         rho, rho_dot = geo.to_hill(C, omega, pos - inputs["reference_pos"],
                                    vel - inputs["reference_vel"])
         waypoint = env.command_manager.command(self.command)

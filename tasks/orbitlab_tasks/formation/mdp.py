@@ -125,7 +125,7 @@ def slot_drift(env, max_error_m: float) -> torch.Tensor:
 def collision(env, min_distance_m: float) -> torch.Tensor:
     """Two spacecraft centres closer than `min_distance_m` (the 0.326 m cubes touch below it)."""
     names = (geo.LEADER, *geo.FOLLOWERS)
-    pos = torch.stack([env.scene.entities[n].root_pose()[0] for n in names], 1)
+    pos = torch.stack([env.scene.entities[n].root_pose()[0].double() for n in names], 1)
     gap = torch.cdist(pos, pos)
     gap = gap + torch.eye(len(names), dtype=gap.dtype, device=gap.device) * 1e9
     return gap.amin(dim=(-1, -2)) < min_distance_m
