@@ -155,3 +155,30 @@ def test_render_returns_an_image():
     env = make_env(num_envs=1, render_size=(60, 80))
     image = env.render()
     assert image.shape == (60, 80, 3) and image.dtype == np.uint8 and image.max() > 0
+
+
+def test_curriculum_widens_a_reset_range_as_episodes_succeed():
+    from orbitlab.managers.terms import CurriculumTermCfg
+
+    seen = []
+
+    def spin_in(env, env_ids, rate_range):
+        seen.append(tuple(rate_range))
+
+    def always(env):
+        return torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
+
+    env = make_env(num_envs=2, episode_s=10.0)
+    cfg = env.cfg
+    cfg.events = {"spin": EventTermCfg(func=spin_in, mode="reset",
+                                       params={"rate_range": (0.0, 0.1)})}
+    cfg.terminations = {"success": TerminationTermCfg(func=always)}
+    cfg.curriculum = {"rate": CurriculumTermCfg(func=mdp.grow_range_on_success, params={
+        "event": "spin", "param": "rate_range", "start": (0.0, 0.1), "final": (0.0, 1.1),
+        "step": 0.25})}
+    env = ManagerBasedRLEnv(cfg)
+    for _ in range(5):
+        env.step(torch.zeros(2, 1))  # every episode ends in success: one promotion a step
+    assert seen[0] == (0.0, 0.1)
+    assert seen[-1] == pytest.approx((0.0, 1.1))  # reached the final range after 4 steps
+    assert env.curriculum_manager.state["rate"] == 1.0

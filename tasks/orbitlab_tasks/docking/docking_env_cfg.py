@@ -41,6 +41,7 @@ from orbitlab.envs import mdp as core
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
 from orbitlab.managers.action_manager import ThrusterWrenchActionCfg
 from orbitlab.managers.terms import (
+    CurriculumTermCfg,
     EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
@@ -142,6 +143,12 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 "range_m": RANGE_M, "max_lateral_m": 1.0, "max_speed_mps": 0.02,
                 "max_attitude_deg": 5.0, "max_rate_deg_s": 0.1}),
         },
+        curriculum={
+            # Start 5-10 m out; widen to the full 5-30 m as the policy docks.
+            "start_distance": CurriculumTermCfg(func=core.grow_range_on_success, params={
+                "event": "chaser", "param": "range_m", "start": (RANGE_M[0], 10.0),
+                "final": RANGE_M}),
+        },
     )
 
 
@@ -187,6 +194,7 @@ def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     cfg = env_cfg(num_envs)
     cfg.actions = {}
     cfg.agent = glideslope_agent
+    cfg.curriculum = {}  # the baseline is scored on the full 5-30 m range
     cfg.observations["policy"].terms.pop("last_action")
     cfg.observations["critic"].terms.pop("last_action")
     return cfg

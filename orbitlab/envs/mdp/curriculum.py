@@ -1,0 +1,44 @@
+"""Curriculum terms: `term(env, env_ids, **params) -> float` run at resets."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["grow_range_on_success"]
+
+
+class grow_range_on_success:
+    """Move an event's (low, high) parameter from `start` toward `final` as the success
+    rate of the episodes just ended rises above `promote_rate`, and back when it falls
+    below `demote_rate` (e.g. the docking start distance grows as the policy docks).
+
+    Params: `event` (event term name), `param` (its parameter), `start`, `final`
+    ((low, high) pairs), `step` (fraction of the way per promotion), `promote_rate`,
+    `demote_rate`, `success_term` (termination term name). Returns the level in [0, 1].
+    """
+
+    def __init__(self, cfg, env):
+        self.level = 0.0
+        p = cfg.params
+        self._apply(env, p["event"], p["param"], p["start"], p["final"])
+
+    def _apply(self, env, event: str, param: str, start, final) -> None:
+        if event not in env.event_manager.terms:
+            raise ValueError(f"curriculum: no event '{event}' (have: "
+                             f"{', '.join(env.event_manager.terms)})")
+        value = tuple(s + self.level * (f - s) for s, f in zip(start, final, strict=True))
+        env.event_manager.terms[event].params[param] = value
+
+    def __call__(self, env, env_ids: torch.Tensor, event: str, param: str, start, final,
+                 step: float = 0.1, promote_rate: float = 0.8, demote_rate: float = 0.3,
+                 success_term: str = "success") -> float:
+        last = env.termination_manager.last.get(success_term)
+        ended = env.episode_length_buf[env_ids] > 0  # the initial reset ends no episode
+        if last is not None and bool(ended.any()):
+            rate = float(last[env_ids][ended].float().mean())
+            if rate >= promote_rate:
+                self.level = min(1.0, self.level + step)
+            elif rate < demote_rate:
+                self.level = max(0.0, self.level - step)
+            self._apply(env, event, param, start, final)
+        return self.level
