@@ -1,0 +1,1 @@
+"""Adapters from orbitlab environments to reinforcement-learning libraries."""

@@ -1,0 +1,122 @@
+"""rsl-rl (`rsl-rl-lib` 5.x) front end of a ManagerBasedRLEnv.
+
+`RslRlVecEnvWrapper(env)` implements rsl-rl's `VecEnv`: observations are a
+`TensorDict` of the env's observation groups ('policy', 'critic', ...) in float32,
+`step(actions)` returns `(obs, rewards, dones, extras)` with `dones` = terminated or
+truncated (long), `extras["time_outs"]` (truncations, for value bootstrapping) and
+`extras["log"]` (episode statistics of the envs reset in that step).
+
+`ppo_runner_cfg(...)` gives a runner config dict for `rsl_rl.runners.OnPolicyRunner`::
+
+    from rsl_rl.runners import OnPolicyRunner
+    runner = OnPolicyRunner(RslRlVecEnvWrapper(env), ppo_runner_cfg(), device=str(env.device))
+    runner.learn(100)
+    policy = runner.get_inference_policy()   # policy(obs_tensordict) -> actions
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+try:
+    from rsl_rl.env import VecEnv
+    from tensordict import TensorDict
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("orbitlab.rl.rsl_rl needs rsl-rl-lib: "
+                      "pip install 'orbitlab-sim[rsl-rl]'") from exc
+
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
+
+class RslRlVecEnvWrapper(VecEnv):
+    """A ManagerBasedRLEnv as an rsl-rl vectorized environment.
+
+    `clip_actions`: actions are clamped to [-clip_actions, clip_actions] before they
+    reach the env (None: passed through unclipped).
+    """
+
+    def __init__(self, env: ManagerBasedRLEnv, clip_actions: float | None = 1.0):
+        if clip_actions is not None and clip_actions <= 0:
+            raise ValueError(f"clip_actions must be positive or None, got {clip_actions}")
+        self.env = env
+        self.clip_actions = None if clip_actions is None else float(clip_actions)
+        self.num_envs = env.num_envs
+        self.num_actions = env.action_manager.total_dim
+        self.max_episode_length = env.max_episode_length
+        self.device = env.device
+        self.cfg = env.cfg
+
+    # ----------------------------------------------------------- properties
+    @property
+    def episode_length_buf(self) -> torch.Tensor:
+        """The env's step counter of the current episode, (num_envs,) long."""
+        return self.env.episode_length_buf
+
+    @episode_length_buf.setter
+    def episode_length_buf(self, value: torch.Tensor) -> None:
+        # in place, so that the env's own references stay valid
+        self.env.episode_length_buf[:] = torch.as_tensor(value, device=self.device)
+
+    @property
+    def unwrapped(self) -> ManagerBasedRLEnv:
+        return self.env
+
+    # ----------------------------------------------------------------- loop
+    def _obs(self, obs: dict[str, torch.Tensor]) -> TensorDict:
+        return TensorDict({name: value.to(dtype=torch.float32) for name, value in obs.items()},
+                          batch_size=[self.num_envs], device=self.device)
+
+    def get_observations(self) -> TensorDict:
+        """The current observations of every group (no env step)."""
+        return self._obs(self.env.obs_buf)
+
+    def reset(self) -> tuple[TensorDict, dict[str, Any]]:
+        """Reset every env; returns (observations, extras)."""
+        obs, extras = self.env.reset()
+        return self._obs(obs), extras
+
+    def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
+        actions = torch.as_tensor(actions, device=self.device, dtype=torch.float32)
+        if self.clip_actions is not None:
+            actions = actions.clamp(-self.clip_actions, self.clip_actions)
+        obs, reward, terminated, truncated, extras = self.env.step(actions)
+        dones = (terminated | truncated).to(dtype=torch.long)
+        extras = dict(extras)
+        extras["time_outs"] = truncated
+        extras.setdefault("log", {})
+        return self._obs(obs), reward.to(dtype=torch.float32), dones, extras
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def ppo_runner_cfg(num_steps_per_env: int = 32, hidden_dims: tuple[int, ...] = (64, 64),
+                   actor_groups: tuple[str, ...] = ("policy",),
+                   critic_groups: tuple[str, ...] = ("critic",),
+                   learning_rate: float = 1e-3, init_std: float = 0.5,
+                   obs_normalization: bool = True, save_interval: int = 50,
+                   **algorithm: Any) -> dict[str, Any]:
+    """An rsl-rl 5.x `OnPolicyRunner` config for PPO with MLP actor and critic.
+
+    The actor reads `actor_groups`, the critic `critic_groups` (orbitlab tasks have
+    'policy' and the privileged 'critic'). Defaults suit small continuous-control
+    tasks; `algorithm` overrides PPO's keyword arguments (gamma, entropy_coef, ...).
+    """
+    model = {"class_name": "MLPModel", "hidden_dims": list(hidden_dims), "activation": "elu",
+             "obs_normalization": obs_normalization}
+    ppo = {"class_name": "PPO", "learning_rate": learning_rate, "num_learning_epochs": 5,
+           "num_mini_batches": 4, "clip_param": 0.2, "gamma": 0.99, "lam": 0.95,
+           "value_loss_coef": 1.0, "entropy_coef": 0.005, "max_grad_norm": 1.0,
+           "use_clipped_value_loss": True, "schedule": "adaptive", "desired_kl": 0.01}
+    ppo.update(algorithm)
+    return {
+        "num_steps_per_env": int(num_steps_per_env),
+        "save_interval": int(save_interval),
+        "obs_groups": {"actor": list(actor_groups), "critic": list(critic_groups)},
+        "actor": {**model, "distribution_cfg": {"class_name": "GaussianDistribution",
+                                                "init_std": init_std, "std_type": "scalar"}},
+        "critic": dict(model),
+        "algorithm": ppo,
+    }
