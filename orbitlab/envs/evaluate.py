@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -28,12 +29,13 @@ class Score:
                 f"{self.mean_success_time_s:.1f} s")
 
 
-def rollout(env: ManagerBasedRLEnv, policy: str = "baseline", max_steps: int | None = None,
-            seed: int = 0) -> Score:
+def rollout(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = "baseline",
+            max_steps: int | None = None, seed: int = 0) -> Score:
     """Run every env until each has ended one episode (or `max_steps` env steps).
 
     `policy`: 'baseline' (the config's agent graph; no actions), 'random' (uniform in
-    [-1, 1]) or 'zero'.
+    [-1, 1]), 'zero', or a callable returning the next (num_envs, action_dim) actions
+    (e.g. a trained actor reading the env's current observations).
     """
     generator = torch.Generator(device=env.device).manual_seed(seed)
     n, dim = env.num_envs, env.action_manager.total_dim
@@ -45,7 +47,9 @@ def rollout(env: ManagerBasedRLEnv, policy: str = "baseline", max_steps: int | N
     final_return = torch.zeros(n, device=env.device)
     env.reset()
     for _ in range(steps):
-        if policy == "random":
+        if callable(policy):
+            action = policy()
+        elif policy == "random":
             action = 2 * torch.rand((n, dim), generator=generator, device=env.device) - 1
         else:
             action = torch.zeros((n, dim), device=env.device)
