@@ -42,7 +42,7 @@ def write_json(path: Path, payload: dict) -> None:
 def main(cfg: DictConfig) -> None:
     from rsl_rl.runners import OnPolicyRunner
 
-    from orbitlab.rl.rsl_rl import RslRlVecEnvWrapper, ppo_runner_cfg
+    from orbitlab.rl.rsl_rl import RslRlVecEnvWrapper, runner_cfg_from_agent
 
     if cfg.agent.library != "rsl_rl":
         raise SystemExit(f"agent library '{cfg.agent.library}' is not available yet "
@@ -51,12 +51,7 @@ def main(cfg: DictConfig) -> None:
     torch.manual_seed(cfg.seed)
     env = RslRlVecEnvWrapper(make_env(cfg, cfg.num_envs, cfg.seed))
     agent = OmegaConf.to_container(cfg.agent, resolve=True)
-    runner_cfg = ppo_runner_cfg(num_steps_per_env=agent["num_steps_per_env"],
-                                hidden_dims=tuple(agent["hidden_dims"]),
-                                learning_rate=agent["learning_rate"],
-                                init_std=agent["init_std"],
-                                save_interval=agent["save_interval"])
-    runner = OnPolicyRunner(env, runner_cfg, log_dir=str(run_dir), device=str(env.device))
+    runner = OnPolicyRunner(env, runner_cfg_from_agent(agent), log_dir=str(run_dir), device=str(env.device))
     start = time.perf_counter()
     try:
         runner.learn(num_learning_iterations=agent["max_iterations"])

@@ -33,3 +33,20 @@ def test_train_rejects_an_unknown_task(tmp_path):
         [sys.executable, str(SCRIPT), "task=nope", f"hydra.run.dir={tmp_path / 'run'}"],
         check=False, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0 and "nope" in (result.stderr + result.stdout)
+
+
+def test_play_scores_a_trained_checkpoint(tmp_path):
+    pytest.importorskip("rsl_rl")
+    run = tmp_path / "run"
+    subprocess.run([sys.executable, str(SCRIPT), "num_envs=8", "eval_num_envs=2",
+                    "agent.max_iterations=1", "agent.num_steps_per_env=8",
+                    f"hydra.run.dir={run}"], check=True, capture_output=True, timeout=600)
+    checkpoint = max(run.glob("model_*.pt"))
+    out = tmp_path / "score.json"
+    play = SCRIPT.parent / "play.py"
+    result = subprocess.run([sys.executable, str(play), f"checkpoint={checkpoint}",
+                             "num_envs=2", "max_steps=20", f"json={out}"],
+                            check=False, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    score = json.loads(out.read_text())
+    assert score["task"] == "Detumble-RW" and score["agent"] == "checkpoint"

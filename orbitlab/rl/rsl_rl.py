@@ -120,3 +120,28 @@ def ppo_runner_cfg(num_steps_per_env: int = 32, hidden_dims: tuple[int, ...] = (
         "critic": dict(model),
         "algorithm": ppo,
     }
+
+
+def runner_cfg_from_agent(agent: dict[str, Any]) -> dict[str, Any]:
+    """The runner config for a `configs/agent/rsl_rl_ppo.yaml`-style mapping."""
+    return ppo_runner_cfg(num_steps_per_env=agent["num_steps_per_env"],
+                          hidden_dims=tuple(agent["hidden_dims"]),
+                          learning_rate=agent["learning_rate"], init_std=agent["init_std"],
+                          save_interval=agent["save_interval"])
+
+
+def load_policy(env: ManagerBasedRLEnv, checkpoint: str, agent: dict[str, Any]):
+    """A trained actor as `policy() -> actions` reading `env`'s current observations."""
+    from rsl_rl.runners import OnPolicyRunner
+
+    wrapper = RslRlVecEnvWrapper(env)
+    runner = OnPolicyRunner(wrapper, runner_cfg_from_agent(agent), log_dir=None,
+                            device=str(env.device))
+    runner.load(checkpoint)
+    actor = runner.get_inference_policy(device=str(env.device))
+
+    def policy() -> torch.Tensor:
+        with torch.inference_mode():
+            return actor(wrapper.get_observations())
+
+    return policy
