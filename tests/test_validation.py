@@ -144,3 +144,16 @@ def test_mujoco_gravity_is_zeroed_at_compile():
     xml = free_body_xml().replace("<option ", '<option gravity="0 0 -9.81" ')
     model = SimSpec.from_xml_string(xml).compile()
     assert np.all(model.mj_model.opt.gravity == 0.0)
+
+
+def test_vectorized_orbit_state_names_the_bad_world():
+    model = SimSpec.from_xml_string(free_body_xml()).compile()
+    data = model.make_data(nworld=3)
+    R = np.array([[7000.0, 0, 0]] * 2)
+    V = np.array([[0, 7.5, 0], [np.nan, 7.5, 0]])
+    with pytest.raises(ValueError, match="world 2: R_eci and V_eci must be 3 finite"):
+        data.set_orbit_state(R, V, np.zeros(2), worlds=[0, 2])
+    with pytest.raises(ValueError, match=r"R_km must have shape \(2, 3\)"):
+        data.set_orbit_state(R[:1], V, np.zeros(2), worlds=[0, 2])
+    with pytest.raises(ValueError, match="world 1: .* inside the central body"):
+        data.set_orbit_state(np.array([[6000.0, 0, 0]]), V[:1], np.zeros(1), worlds=[1])

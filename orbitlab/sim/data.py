@@ -255,13 +255,15 @@ class OrbitData:
         R = np.asarray(R_km, dtype=np.float64)
         V = np.asarray(V_kms, dtype=np.float64)
         t = np.asarray(t_s, dtype=np.float64)
-        for name, value, shape in (("R_eci", R, (len(ids), 3)), ("V_eci", V, (len(ids), 3))):
-            if value.shape != shape or not np.all(np.isfinite(value)):
-                bad = ids[~np.all(np.isfinite(value.reshape(len(ids), -1)), axis=1)] \
-                    if value.size == 3 * len(ids) else ids[:1]
-                raise ValueError(f"world {int(bad[0]) if len(bad) else 0}: R_eci and V_eci "
-                                 f"must be 3 finite numbers each ({name} has shape "
-                                 f"{value.shape} or non-finite values)")
+        for name, value in (("R_km", R), ("V_kms", V)):
+            if value.shape != (len(ids), 3):
+                raise ValueError(f"{name} must have shape ({len(ids)}, 3), got {value.shape}")
+            finite = np.all(np.isfinite(value), axis=1)
+            if not finite.all():
+                raise ValueError(f"world {ids[np.argmin(finite)]}: R_eci and V_eci must be 3 "
+                                 f"finite numbers each ({name} is not)")
+        if t.shape != (len(ids),) or not np.all(np.isfinite(t)):
+            raise ValueError(f"t_s must be {len(ids)} finite times, got {t!r}")
         inside = np.linalg.norm(R, axis=1) <= self.model.orbit.central_body.radius
         if inside.any():
             k = int(np.argmax(inside))
