@@ -42,6 +42,12 @@ class ControlMomentGyroGroupCfg(ActuatorGroupCfg):
     """CMG group: commands are gimbal rates, rad/s."""
 
 
+def symmetric_limits(rows: list[dict], key: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(-limit, +limit) per element from each element row's `key`."""
+    limit = torch.tensor([r[key] for r in rows], dtype=torch.float64)
+    return -limit, limit
+
+
 class _AxisGroup(ActuatorGroup):
     """A group whose elements act along one body axis each (for misalignment)."""
 
@@ -79,17 +85,18 @@ class ReactionWheelGroup(_AxisGroup):
     array_name = "wheel_torque"
     cfg: ReactionWheelGroupCfg
 
+    def __init__(self, cfg, name, ctx, element_ids):
+        super().__init__(cfg, name, ctx, element_ids)
+        self._inertia = torch.tensor([r["inertia"] for r in self._rows], dtype=torch.float64,
+                                     device=ctx.device)
+        self._single_body = int(self.bodies.unique().numel()) == 1
+
     def limits(self):
-        limit = torch.tensor([r["max_torque"] for r in self._rows], dtype=torch.float64)
-        return -limit, limit
+        return symmetric_limits(self._rows, "max_torque")
 
     def speed(self) -> torch.Tensor:
         """Wheel speeds relative to their bodies, rad/s, (N, n): h / I_w - a . omega."""
         h = self.ctx.array("wheel_momentum")[:, self.columns]
-        if not hasattr(self, "_inertia"):
-            self._inertia = torch.tensor([r["inertia"] for r in self._rows],
-                                         dtype=torch.float64, device=self.ctx.device)
-            self._single_body = int(self.bodies.unique().numel()) == 1
         if self._single_body:  # a . omega = a_body . omega_body
             spin = self.ctx.view.body_angular_velocity(int(self.bodies[0])) @ self.axis.T
         else:
@@ -118,8 +125,7 @@ class MagnetorquerGroup(_AxisGroup):
     cfg: MagnetorquerGroupCfg
 
     def limits(self):
-        limit = torch.tensor([r["max"] for r in self._rows], dtype=torch.float64)
-        return -limit, limit
+        return symmetric_limits(self._rows, "max")
 
     def write(self, output):
         super().write(output)
@@ -142,5 +148,4 @@ class ControlMomentGyroGroup(ActuatorGroup):
         super().__init__(cfg, name, ctx, element_ids)
 
     def limits(self):
-        limit = torch.tensor([r["max_rate"] for r in self._rows], dtype=torch.float64)
-        return -limit, limit
+        return symmetric_limits(self._rows, "max_rate")
