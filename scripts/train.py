@@ -1,17 +1,26 @@
 """Train a policy on a task from the command line (hydra; defaults in configs/train.yaml).
 
-    python scripts/train.py                                   # Detumble-RW, rsl-rl PPO, CPU
-    python scripts/train.py task=pointing num_envs=512 agent.max_iterations=300
+    python scripts/train.py                                      # Detumble-RW, rsl-rl PPO, CPU
+    python scripts/train.py task=pointing agent=rsl_rl_ppo_pointing
+    python scripts/train.py task=docking agent=sb3_ppo num_envs=512 agent.learning_rate=3e-4
+    python scripts/train.py agent=rl_games_ppo
+    python scripts/train.py resume=true                          # continue the latest run
+    python scripts/train.py -m seed=0,1,2                        # a sweep (basic launcher)
+    torchrun --nproc_per_node=2 scripts/train.py num_envs=128    # multi-process rsl-rl
 
-Each run directory (runs/<task>/<time>/) receives the resolved config, checkpoints
-(model_<iteration>.pt, the last one also on Ctrl-C) and metrics.json: the success rate
-of the final policy over one episode of `eval_num_envs` fresh worlds.
+Each run directory (runs/<task>/<time>/) receives the resolved config
+(.hydra/config.yaml), tensorboard logs (per reward term, success rate, episode
+length), checkpoints (every `agent.save_interval` iterations, and on Ctrl-C), the
+exported actor (exported/policy.pt and policy.onnx, rsl-rl) and metrics.json: the
+score of the final policy over one episode of `eval_num_envs` fresh worlds.
+
+`resume=true` continues the latest earlier run of the task from its last segment
+checkpoint (`resume=<run dir or checkpoint>` picks one) up to `agent.max_iterations`
+in all; on the CPU backend the result equals the uninterrupted run's (rsl-rl, sb3).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 
@@ -19,57 +28,83 @@ import hydra
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-import orbitlab_tasks
 from orbitlab.envs.evaluate import rollout
-from orbitlab.envs.gym import load_cfg
-from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.rl.policies import load_policy
+from orbitlab.rl.train import TrainSettings, trainer
+from orbitlab.rl.train import distributed as dist
+from orbitlab.rl.train.common import write_json
 
 
-def make_env(cfg: DictConfig, num_envs: int, seed: int) -> ManagerBasedRLEnv:
-    entry = orbitlab_tasks.task_entry(cfg.task.name)
-    env_cfg = load_cfg(entry.env_cfg, num_envs=num_envs, backend=cfg.backend, device=cfg.device)
-    env_cfg.seed = seed
-    return ManagerBasedRLEnv(env_cfg)
+def settings_from(cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo,
+                  device: str | None) -> TrainSettings:
+    return TrainSettings(task=cfg.task.name, agent=OmegaConf.to_container(cfg.agent, resolve=True),
+                         run_dir=run_dir, num_envs=int(cfg.num_envs), seed=int(cfg.seed),
+                         backend=cfg.backend, device=device, rank=info.rank,
+                         world_size=info.world_size)
 
 
-def write_json(path: Path, payload: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, indent=2))
-    os.replace(tmp, path)
+def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int) -> dict:
+    """Score the checkpoint's deterministic actor over one episode of fresh worlds."""
+    env = settings.make_env(num_envs=num_envs, seed=settings.seed + 1)
+    policy = load_policy(env, checkpoint, run_cfg)
+    with torch.inference_mode():
+        score = rollout(env, policy=policy, seed=settings.seed + 1)
+    env.close()
+    return score
+
+
+def export(checkpoint: Path) -> dict:
+    """TorchScript and ONNX copies of the actor, checked against the checkpoint."""
+    try:
+        from orbitlab.rl.export import export_policy
+    except ImportError as exc:
+        print(f"export skipped: {exc}")
+        return {}
+    result = export_policy(checkpoint)
+    print(f"exported actor: {result}")
+    return {"exported": {k: str(v) if isinstance(v, Path) else v
+                         for k, v in vars(result).items()}}
 
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="train")
 def main(cfg: DictConfig) -> None:
-    from rsl_rl.runners import OnPolicyRunner
+    library = cfg.agent.library
+    module = trainer(library)
+    info = dist.process_info()
+    if info.distributed and library != "rsl_rl":
+        raise SystemExit(f"torchrun runs rsl-rl only (agent library '{library}')")
+    device = dist.init(info, cfg.device)
+    run_dir = dist.shared_run_dir(info, Path(hydra.core.hydra_config.HydraConfig.get()
+                                             .runtime.output_dir))
+    settings = settings_from(cfg, run_dir, info, device)
+    if cfg.resume:
+        settings.resume_from = module.resume_checkpoint(cfg.resume, Path(cfg.runs_root),
+                                                        settings.task, run_dir)
+    torch.manual_seed(settings.seed)
+    result = module.train(settings)
+    print(f"{settings.task}: {result.iterations} iterations ({result.env_steps} env steps in "
+          f"{result.train_s:.0f} s here); last checkpoint {result.checkpoint}")
+    if info.rank == 0 and not result.interrupted:
+        run_cfg = OmegaConf.to_container(cfg, resolve=True)
+        started = time.perf_counter()
+        score = evaluate(settings, result.checkpoint, run_cfg, int(cfg.eval_num_envs))
+        metrics = {"task": settings.task, "library": library, "train_s": result.train_s,
+                   "iterations": result.iterations, "env_steps": result.env_steps,
+                   "world_size": info.world_size, "checkpoint": str(result.checkpoint),
+                   "resumed_from": str(settings.resume_from) if settings.resume_from else None,
+                   "eval_s": time.perf_counter() - started, **score_dict(score)}
+        if cfg.export and library == "rsl_rl":
+            metrics.update(export(result.checkpoint))
+        write_json(run_dir / "metrics.json", metrics)
+        print(f"{settings.task}: final policy: {score}")
+        print(f"run directory: {run_dir}")
+    dist.finish(info)
 
-    from orbitlab.rl.rsl_rl import RslRlVecEnvWrapper, runner_cfg_from_agent
 
-    if cfg.agent.library != "rsl_rl":
-        raise SystemExit(f"agent library '{cfg.agent.library}' is not available yet "
-                         "(configs/agent: rsl_rl_ppo)")
-    run_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
-    torch.manual_seed(cfg.seed)
-    env = RslRlVecEnvWrapper(make_env(cfg, cfg.num_envs, cfg.seed))
-    agent = OmegaConf.to_container(cfg.agent, resolve=True)
-    runner = OnPolicyRunner(env, runner_cfg_from_agent(agent), log_dir=str(run_dir), device=str(env.device))
-    start = time.perf_counter()
-    try:
-        runner.learn(num_learning_iterations=agent["max_iterations"])
-    finally:  # keep what was learned, also on Ctrl-C
-        runner.save(str(run_dir / f"model_{runner.current_learning_iteration}.pt"))
-    train_s = time.perf_counter() - start
-    policy = runner.get_inference_policy(device=str(env.device))
-    evaluation = RslRlVecEnvWrapper(make_env(cfg, cfg.eval_num_envs, cfg.seed + 1))
-    with torch.inference_mode():
-        score = rollout(evaluation.unwrapped,
-                        policy=lambda: policy(evaluation.get_observations()))
-    metrics = {"task": cfg.task.name, "train_s": train_s, "iterations": agent["max_iterations"],
-               "success_rate": score.success_rate, "mean_return": score.mean_return,
-               "mean_success_time_s": score.mean_success_time_s, "episodes": score.episodes}
-    write_json(run_dir / "metrics.json", metrics)
-    print(f"{cfg.task.name}: trained {agent['max_iterations']} iterations in {train_s:.0f} s; "
-          f"final policy: {score}")
-    print(f"run directory: {run_dir}")
+def score_dict(score) -> dict:
+    import dataclasses
+
+    return dataclasses.asdict(score)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,13 @@ class TerminationManager:
         return self.terminated | self.time_outs
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
-        return {f"Episode_Termination/{name}": int(value[env_ids].sum())
-                for name, value in self.last.items()}
+        """Per term, how many of the `env_ids` episodes it ended; with a 'success' term
+        also `Episode/success_rate`, the fraction of them that ended by it."""
+        log = {f"Episode_Termination/{name}": int(value[env_ids].sum())
+               for name, value in self.last.items()}
+        if "success" in self.last and env_ids.numel():
+            log["Episode/success_rate"] = float(self.last["success"][env_ids].float().mean())
+        return log
 
     def __str__(self) -> str:
         return term_table("TerminationManager",

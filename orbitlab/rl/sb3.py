@@ -10,7 +10,8 @@
   of the ended episode, `infos[i]["TimeLimit.truncated"]` marks a time-out (truncated
   and not terminated, for value bootstrapping) and `infos[i]["episode"]` = {"r": return,
   "l": length, "t": seconds since the wrapper was made}, as SB3's `Monitor` writes it,
-  so the logger reports `rollout/ep_rew_mean` and `rollout/ep_len_mean`;
+  so the logger reports `rollout/ep_rew_mean` and `rollout/ep_len_mean`, and
+  `infos[i]["is_success"]` (ended by the task's 'success' term: `rollout/success_rate`);
 * the env's own episode statistics (`extras["log"]`) of the last step are in
   `wrapper.episode_log`.
 
@@ -105,10 +106,13 @@ class Sb3VecEnvWrapper(VecEnv):
         done_ids = np.flatnonzero(dones)
         if done_ids.size:
             final_obs = _numpy(extras["final_obs"])
+            success = _numpy(self.env.termination_manager.last.get(
+                "success", torch.zeros(self.num_envs, dtype=torch.bool)), bool)
             elapsed = round(time.time() - self._t_start, 6)
             for i in done_ids:
                 infos[i]["terminal_observation"] = final_obs[i]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+                infos[i]["is_success"] = bool(success[i])
                 infos[i]["episode"] = {"r": float(self._ep_return[i]),
                                        "l": int(self._ep_length[i]), "t": elapsed}
             self._ep_return[done_ids] = 0.0

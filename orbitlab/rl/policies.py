@@ -1,0 +1,46 @@
+"""Load a trained policy from a `scripts/train.py` run, whatever library trained it.
+
+A run directory holds the resolved hydra config (`.hydra/config.yaml`) and the
+checkpoints; `agent.library` names the library (rsl_rl, sb3, rl_games).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
+Policy = Callable[[], torch.Tensor]
+"""Returns the next (num_envs, action_dim) actions for the env's current observations."""
+
+
+def run_config(checkpoint: str | Path) -> dict[str, Any]:
+    """The resolved train config of the run that wrote `checkpoint` (its directory's
+    `.hydra/config.yaml`)."""
+    from omegaconf import OmegaConf
+
+    checkpoint = Path(checkpoint)
+    if not checkpoint.exists():
+        raise FileNotFoundError(f"checkpoint '{checkpoint}' does not exist")
+    saved = checkpoint.resolve().parent / ".hydra" / "config.yaml"
+    if not saved.is_file():
+        raise FileNotFoundError(f"no saved run config beside the checkpoint ({saved})")
+    return OmegaConf.to_container(OmegaConf.load(saved), resolve=False)
+
+
+def load_policy(env: ManagerBasedRLEnv, checkpoint: str | Path,
+                run_cfg: dict[str, Any] | None = None) -> Policy:
+    """A deterministic policy (the actor's mean action) reading `env`'s observations."""
+    run_cfg = run_cfg if run_cfg is not None else run_config(checkpoint)
+    agent = run_cfg["agent"]
+    library = agent.get("library")
+    if library == "rsl_rl":
+        from orbitlab.rl.rsl_rl import load_policy as load
+
+        return load(env, str(checkpoint), agent)
+    raise ValueError(f"cannot load a policy trained with library '{library}' "
+                     "(known: rsl_rl)")
