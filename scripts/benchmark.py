@@ -4,11 +4,16 @@
     python scripts/benchmark.py physics --backend warp [--device cuda:0] [--nworld 1 64 512 ...]
     python scripts/benchmark.py env [--tasks Detumble-RW Pointing] [--nworld 1024 4096]
         [--json out.json] [--plot out.png]
+    python scripts/benchmark.py train [--tasks Detumble-RW] [--nworld 256 1024] [--iterations 5]
+        [--warmup 1] [--steps-per-env 32] [--json out.json]
 
 Modes: physics (orbit-coupled step vs plain MuJoCo / MuJoCo-Warp step, same model,
 same run); env (each task's env steps/s with random actions, the physics of the same
-worlds, the framework tax and the cost of resetting 10% of the envs). With --fresh-kernel-cache, Warp compiles every kernel anew into a
-temporary cache, so the reported start-up time is the real compile time.
+worlds, the framework tax and the cost of resetting 10% of the envs); train (rsl-rl PPO
+iterations per task and env count: collection env-steps/s, learning s per iteration, total
+env-steps/s and iteration time, warm-up iterations excluded). With --fresh-kernel-cache,
+Warp compiles every kernel anew into a temporary cache, so the reported start-up time is the
+real compile time.
 """
 
 from __future__ import annotations
@@ -60,18 +65,39 @@ def run_env(args) -> dict:
     return results
 
 
+def run_train(args) -> dict:
+    import torch
+
+    import orbitlab_tasks
+    from orbitlab.bench.train import TrainBenchCfg, format_train, measure_train
+
+    names = args.tasks or ["Detumble-RW"]
+    tasks = {name: orbitlab_tasks.task_entry(name).env_cfg for name in names}
+    cfg = TrainBenchCfg(tasks=tasks, num_envs=tuple(args.nworld or (256, 1024)),
+                        iterations=args.iterations, warmup=args.warmup,
+                        num_steps_per_env=args.steps_per_env, backend=args.backend,
+                        device=args.device)
+    results = measure_train(cfg)
+    print(f"train benchmark (rsl-rl PPO, {args.backend} backend, {os.cpu_count()} CPUs, "
+          f"{torch.get_num_threads()} torch threads, {cfg.num_steps_per_env} steps/env per "
+          f"iteration, median of {cfg.iterations} after {cfg.warmup} warm-up)")
+    print(format_train(results))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["physics", "env"], help="what to measure")
+    parser.add_argument("mode", choices=["physics", "env", "train"], help="what to measure")
     parser.add_argument("--tasks", nargs="+", default=None,
-                        help="env mode: task names (default: every registered task)")
+                        help="env mode: task names (default: every registered task); "
+                             "train mode: default Detumble-RW")
     parser.add_argument("--plot", type=Path, help="env mode: throughput plot (PNG)")
     parser.add_argument("--backend", choices=["cpu", "warp"], default="cpu")
     parser.add_argument("--device", default=None, help="Warp device for --backend warp")
     parser.add_argument("--nworld", type=int, nargs="+", default=None,
                         help="world counts (cpu: 1024 4096; warp: 1 .. 65536 on a GPU, "
-                             "1 64 512 on Warp's CPU device)")
+                             "1 64 512 on Warp's CPU device; train: 256 1024)")
     parser.add_argument("--fresh-kernel-cache", action="store_true",
                         help="compile Warp kernels into a new temporary cache")
     parser.add_argument("--steps", type=int, default=None,
@@ -81,10 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
     parser.add_argument("--kernel-threads", type=int, default=0,
                         help="orbit-layer kernel CPU threads (0: all)")
+    parser.add_argument("--iterations", type=int, default=5,
+                        help="train mode: measured PPO iterations per row (median reported)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="train mode: leading PPO iterations not reported")
+    parser.add_argument("--steps-per-env", type=int, default=32,
+                        help="train mode: rollout steps per env per PPO iteration")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     if args.nworld is not None and any(n < 1 for n in args.nworld):
         parser.error("--nworld values must be >= 1")
+    if args.mode == "train" and (args.iterations < 1 or args.warmup < 0
+                                 or args.steps_per_env < 1):
+        parser.error("train mode needs --iterations >= 1, --warmup >= 0, --steps-per-env >= 1")
     if args.fresh_kernel_cache:
         import warp as wp
 
@@ -96,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         results = run_env(args)
         if args.json:
             write_json_atomically(args.json, {"env": results})
+            print(f"wrote {args.json}")
+        return 0
+    if args.mode == "train":
+        results = run_train(args)
+        if args.json:
+            write_json_atomically(args.json, {"train": results})
             print(f"wrote {args.json}")
         return 0
     if args.backend == "warp":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,26 @@ def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
         assert {"env_steps_per_s", "physics_steps_per_s", "framework_tax"} <= set(row)
         assert row["env_steps_per_s"] > 0 and row["physics_steps_per_s"] > 0
     assert plot.stat().st_size > 1000 and "framework tax" in capsys.readouterr().out
+
+
+def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
+    pytest.importorskip("rsl_rl")
+    out = tmp_path / "train.json"
+    assert load_script().main(["train", "--tasks", "Detumble-RW", "--nworld", "8",
+                               "--iterations", "2", "--warmup", "1", "--steps-per-env", "8",
+                               "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["train"]["Detumble-RW"]
+    assert set(rows) == {"8"}
+    row = rows["8"]
+    assert set(row) == {"collect_steps_per_s", "collect_s", "learn_s", "iteration_s",
+                        "total_steps_per_s", "learn_fraction"}
+    assert all(math.isfinite(v) and v > 0 for v in row.values())
+    assert row["learn_fraction"] < 1
+    assert row["total_steps_per_s"] == pytest.approx(8 * 8 / row["iteration_s"])
+    assert row["collect_steps_per_s"] == pytest.approx(8 * 8 / row["collect_s"])
+    assert "collect steps/s" in capsys.readouterr().out
+
+
+def test_train_benchmark_rejects_zero_iterations():
+    with pytest.raises(SystemExit):
+        load_script().main(["train", "--iterations", "0"])

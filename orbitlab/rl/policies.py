@@ -19,16 +19,20 @@ Policy = Callable[[], torch.Tensor]
 
 
 def run_config(checkpoint: str | Path) -> dict[str, Any]:
-    """The resolved train config of the run that wrote `checkpoint` (its directory's
-    `.hydra/config.yaml`)."""
+    """The resolved train config of the run that wrote `checkpoint`: the
+    `.hydra/config.yaml` of its directory or of the nearest parent (rl-games keeps
+    checkpoints in `<run>/nn/`)."""
     from omegaconf import OmegaConf
 
     checkpoint = Path(checkpoint)
     if not checkpoint.exists():
         raise FileNotFoundError(f"checkpoint '{checkpoint}' does not exist")
-    saved = checkpoint.resolve().parent / ".hydra" / "config.yaml"
-    if not saved.is_file():
-        raise FileNotFoundError(f"no saved run config beside the checkpoint ({saved})")
+    folders = checkpoint.resolve().parents
+    found = [d / ".hydra" / "config.yaml" for d in folders[:3] if (d / ".hydra").is_dir()]
+    if not found:
+        raise FileNotFoundError(f"no saved run config (.hydra/config.yaml) beside the "
+                                f"checkpoint {checkpoint} or above it")
+    saved = found[0]
     return OmegaConf.to_container(OmegaConf.load(saved), resolve=False)
 
 
@@ -42,5 +46,13 @@ def load_policy(env: ManagerBasedRLEnv, checkpoint: str | Path,
         from orbitlab.rl.rsl_rl import load_policy as load
 
         return load(env, str(checkpoint), agent)
+    if library == "sb3":
+        from orbitlab.rl.train.sb3 import load_policy as load
+
+        return load(env, Path(checkpoint), agent)
+    if library == "rl_games":
+        from orbitlab.rl.train.rl_games import load_policy as load
+
+        return load(env, Path(checkpoint), agent)
     raise ValueError(f"cannot load a policy trained with library '{library}' "
-                     "(known: rsl_rl)")
+                     "(known: rsl_rl, sb3, rl_games)")

@@ -16,12 +16,14 @@ truncated (long), `extras["time_outs"]` (truncations, for value bootstrapping) a
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
 
 try:
     from rsl_rl.env import VecEnv
+    from rsl_rl.runners import OnPolicyRunner
     from tensordict import TensorDict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("orbitlab.rl.rsl_rl needs rsl-rl-lib: "
@@ -92,6 +94,45 @@ class RslRlVecEnvWrapper(VecEnv):
         self.env.close()
 
 
+class OrbitlabOnPolicyRunner(OnPolicyRunner):
+    """rsl-rl's runner, with CPU (gloo) multi-process training, one tensorboard writer
+    per run and checkpoints that say whether they can resume the run exactly."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self.resumable = False
+        super().__init__(*args, **kwargs)
+        init_writer = self.logger.init_logging_writer
+
+        def init_once() -> None:  # learn() runs once per segment; keep one writer
+            if self.logger.writer is None:
+                init_writer()
+
+        self.logger.init_logging_writer = init_once
+
+    def _configure_multi_gpu(self) -> None:
+        """Ranks from torchrun's environment; the process group is joined (if not yet)
+        with gloo on the CPU and nccl on GPUs, where each rank uses `cuda:<local rank>`."""
+        world_size = int(os.getenv("WORLD_SIZE", "1"))
+        if world_size <= 1:
+            super()._configure_multi_gpu()
+            return
+        self.gpu_world_size, self.is_distributed = world_size, True
+        self.gpu_local_rank = int(os.getenv("LOCAL_RANK", "0"))
+        self.gpu_global_rank = int(os.getenv("RANK", "0"))
+        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank,
+                                 "local_rank": self.gpu_local_rank, "world_size": world_size}
+        cuda = str(self.device).startswith("cuda")
+        if cuda and self.device != f"cuda:{self.gpu_local_rank}":
+            raise ValueError(f"device '{self.device}' is not this rank's "
+                             f"'cuda:{self.gpu_local_rank}'")
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group("nccl" if cuda else "gloo",
+                                                 rank=self.gpu_global_rank, world_size=world_size)
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        super().save(path, {"resumable": self.resumable, **(infos or {})})
+
+
 def ppo_runner_cfg(num_steps_per_env: int = 32, hidden_dims: tuple[int, ...] = (64, 64),
                    actor_groups: tuple[str, ...] = ("policy",),
                    critic_groups: tuple[str, ...] = ("critic",),
@@ -127,15 +168,15 @@ def runner_cfg_from_agent(agent: dict[str, Any]) -> dict[str, Any]:
     return ppo_runner_cfg(num_steps_per_env=agent["num_steps_per_env"],
                           hidden_dims=tuple(agent["hidden_dims"]),
                           learning_rate=agent["learning_rate"], init_std=agent["init_std"],
-                          save_interval=agent["save_interval"])
+                          save_interval=agent["save_interval"],
+                          # optional PPO keyword overrides (gamma, entropy_coef, ...)
+                          **agent.get("algorithm", {}))
 
 
 def load_policy(env: ManagerBasedRLEnv, checkpoint: str, agent: dict[str, Any]):
     """A trained actor as `policy() -> actions` reading `env`'s current observations."""
-    from rsl_rl.runners import OnPolicyRunner
-
     wrapper = RslRlVecEnvWrapper(env)
-    runner = OnPolicyRunner(wrapper, runner_cfg_from_agent(agent), log_dir=None,
+    runner = OrbitlabOnPolicyRunner(wrapper, runner_cfg_from_agent(agent), log_dir=None,
                             device=str(env.device))
     runner.load(checkpoint)
     actor = runner.get_inference_policy(device=str(env.device))

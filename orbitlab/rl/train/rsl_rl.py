@@ -7,15 +7,12 @@ logs and writes checkpoints.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
-from typing import Any
 
 import torch
-from rsl_rl.runners import OnPolicyRunner
 
-from orbitlab.rl.rsl_rl import RslRlVecEnvWrapper, runner_cfg_from_agent
+from orbitlab.rl.rsl_rl import OrbitlabOnPolicyRunner, RslRlVecEnvWrapper, runner_cfg_from_agent
 from orbitlab.rl.train.common import (
     TrainResult,
     TrainSettings,
@@ -26,45 +23,6 @@ from orbitlab.rl.train.common import (
 
 NEVER = 2**62
 """rsl-rl's own periodic checkpoints are off: this module saves at segment ends."""
-
-
-class OrbitlabOnPolicyRunner(OnPolicyRunner):
-    """rsl-rl's runner, with CPU (gloo) multi-process training, one tensorboard writer
-    per run and checkpoints that say whether they can resume the run exactly."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        self.resumable = False
-        super().__init__(*args, **kwargs)
-        init_writer = self.logger.init_logging_writer
-
-        def init_once() -> None:  # learn() runs once per segment; keep one writer
-            if self.logger.writer is None:
-                init_writer()
-
-        self.logger.init_logging_writer = init_once
-
-    def _configure_multi_gpu(self) -> None:
-        """Ranks from torchrun's environment; the process group is joined (if not yet)
-        with gloo on the CPU and nccl on GPUs, where each rank uses `cuda:<local rank>`."""
-        world_size = int(os.getenv("WORLD_SIZE", "1"))
-        if world_size <= 1:
-            super()._configure_multi_gpu()
-            return
-        self.gpu_world_size, self.is_distributed = world_size, True
-        self.gpu_local_rank = int(os.getenv("LOCAL_RANK", "0"))
-        self.gpu_global_rank = int(os.getenv("RANK", "0"))
-        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank,
-                                 "local_rank": self.gpu_local_rank, "world_size": world_size}
-        cuda = str(self.device).startswith("cuda")
-        if cuda and self.device != f"cuda:{self.gpu_local_rank}":
-            raise ValueError(f"device '{self.device}' is not this rank's "
-                             f"'cuda:{self.gpu_local_rank}'")
-        if not torch.distributed.is_initialized():
-            torch.distributed.init_process_group("nccl" if cuda else "gloo",
-                                                 rank=self.gpu_global_rank, world_size=world_size)
-
-    def save(self, path: str, infos: dict | None = None) -> None:
-        super().save(path, {"resumable": self.resumable, **(infos or {})})
 
 
 def is_resumable(path: Path) -> bool:

@@ -1,0 +1,108 @@
+"""rl-games training run (`agent.library: rl_games`; its a2c_continuous PPO).
+
+The agent config is rl-games' `params` block plus `max_iterations` (its max_epochs)
+and `save_interval` (its save_frequency, in epochs). rl-games writes checkpoints
+(`<run>/nn/*.pth`) and tensorboard summaries (`<run>/summaries/`, with the env's
+episode statistics through `IsaacAlgoObserver`). Resuming loads the weights,
+normalizers, optimizer and epoch counters of a checkpoint; the worlds restart from a
+reset, so unlike rsl-rl and sb3 runs a resumed rl-games run does not repeat the
+uninterrupted one bit for bit.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from rl_games.common.algo_observer import IsaacAlgoObserver
+from rl_games.torch_runner import Runner
+
+from orbitlab.rl.rl_games import RlGamesVecEnvWrapper, register_rl_games_env
+from orbitlab.rl.train.common import TrainResult, TrainSettings, find_resume_checkpoint
+
+
+def params_for(agent: dict[str, Any], settings: TrainSettings, device: str) -> dict[str, Any]:
+    """rl-games `params` for this run: actors, epochs, device, directories, seed."""
+    params = copy.deepcopy({k: v for k, v in agent.items()
+                            if k not in ("library", "max_iterations", "save_interval")})
+    config = params["config"]
+    config.update(num_actors=settings.num_envs, device=device, device_name=device,
+                  train_dir=str(settings.run_dir.parent),
+                  full_experiment_name=settings.run_dir.name)
+    if "max_iterations" in agent:
+        config["max_epochs"] = int(agent["max_iterations"])
+    if "save_interval" in agent:
+        config["save_frequency"] = int(agent["save_interval"])
+    params["seed"] = settings.seed
+    if params.get("torch_threads") == "auto":
+        params["torch_threads"] = 0  # keep the scene's single torch thread
+    return params
+
+
+def train(settings: TrainSettings) -> TrainResult:
+    env = settings.make_env()
+    device = str(env.device)
+    register_rl_games_env(lambda **_: env)
+    params = params_for(settings.agent, settings, device)
+    runner = Runner(IsaacAlgoObserver())
+    runner.load({"params": params})
+    start_frames = 0
+    if settings.resume_from is not None:
+        start_frames = int(torch.load(settings.resume_from, weights_only=False,
+                                      map_location="cpu").get("frame", 0))
+    began, interrupted = time.perf_counter(), False
+    try:
+        runner.run({"train": True, "play": False, "sigma": None,
+                    "checkpoint": str(settings.resume_from) if settings.resume_from else None})
+    except KeyboardInterrupt:  # rl-games saves on its own schedule; keep the newest
+        interrupted = True
+    checkpoint = newest_checkpoint(settings.run_dir)
+    if checkpoint is None:
+        raise RuntimeError(f"rl-games wrote no checkpoint under {settings.run_dir / 'nn'}")
+    state = torch.load(checkpoint, weights_only=False, map_location="cpu")
+    epochs = int(state.get("epoch", 0))
+    frames = int(state.get("frame", 0))
+    return TrainResult(checkpoint=checkpoint, iterations=epochs, env_steps=frames - start_frames,
+                       train_s=time.perf_counter() - began, interrupted=interrupted)
+
+
+def newest_checkpoint(run_dir: Path) -> Path | None:
+    return max((run_dir / "nn").glob("*.pth"), key=lambda p: p.stat().st_mtime, default=None)
+
+
+def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
+                      current_run: Path) -> Path:
+    """The rl-games checkpoint `resume` designates (a .pth, or a run's newest)."""
+    path = Path(str(resume))
+    if path.is_dir() and (path / "nn").is_dir():
+        path = path / "nn"
+    if str(resume).lower() == "true":
+        run = find_resume_checkpoint(True, runs_root, task, current_run, "nn/*.pth")
+        return newest_checkpoint(run.parent.parent) or run
+    return find_resume_checkpoint(path, runs_root, task, current_run, "*.pth")
+
+
+def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
+    """The checkpoint's deterministic actor (mean action) as `policy() -> actions`."""
+    wrapper = RlGamesVecEnvWrapper(env)
+    params = copy.deepcopy({k: v for k, v in agent.items()
+                            if k not in ("library", "max_iterations", "save_interval")})
+    params["config"].update(num_actors=env.num_envs, device=str(env.device),
+                            device_name=str(env.device), env_info=wrapper.get_env_info())
+    if params.get("torch_threads") == "auto":
+        params["torch_threads"] = 0
+    runner = Runner()
+    runner.load({"params": params})
+    player = runner.create_player()
+    player.restore(str(checkpoint))
+    player.has_batch_dimension = True
+
+    def policy() -> torch.Tensor:
+        obs = env.obs_buf["policy"].to(dtype=torch.float32)
+        with torch.inference_mode():
+            return player.get_action(obs, is_deterministic=True)
+
+    return policy

@@ -1,0 +1,158 @@
+"""stable-baselines3 training run (`agent.library: sb3`; PPO or SAC).
+
+An iteration is `steps_per_iteration` env steps of every world (PPO: its `n_steps`
+rollout, then the update). Checkpoints `model_<iteration>.zip` (off-policy algorithms
+also `replay_buffer.pkl`) end each segment of `save_interval` iterations; one written
+on Ctrl-C is named `model_<iteration>_interrupted.zip`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3 import PPO, SAC
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import configure
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+from orbitlab.rl.sb3 import Sb3VecEnvWrapper
+from orbitlab.rl.train.common import (
+    TrainResult,
+    TrainSettings,
+    find_resume_checkpoint,
+    segment_seed,
+    segments,
+)
+
+ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"PPO": PPO, "SAC": SAC}
+REPLAY_BUFFER = "replay_buffer.pkl"
+
+
+def algorithm_class(agent: dict[str, Any]) -> type[BaseAlgorithm]:
+    name = agent.get("algorithm")
+    if name not in ALGORITHMS:
+        raise ValueError(f"agent.algorithm '{name}' is not an sb3 algorithm orbitlab trains "
+                         f"(known: {', '.join(ALGORITHMS)})")
+    return ALGORITHMS[name]
+
+
+def steps_per_iteration(agent: dict[str, Any]) -> int:
+    """Env steps per world in one iteration."""
+    if agent["algorithm"] == "PPO":
+        return int(agent["kwargs"]["n_steps"])
+    return int(agent["steps_per_iteration"])
+
+
+class EpisodeLogCallback(BaseCallback):
+    """Writes the env's episode statistics (per reward term, terminations, success rate)
+    to SB3's logger, averaged over the steps of each rollout that reset worlds."""
+
+    def __init__(self, wrapper: Sb3VecEnvWrapper):
+        super().__init__()
+        self.wrapper = wrapper
+        self.sums: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+
+    def _on_step(self) -> bool:
+        for key, value in self.wrapper.episode_log.items():
+            self.sums[key] = self.sums.get(key, 0.0) + float(value)
+            self.counts[key] = self.counts.get(key, 0) + 1
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for key, total in self.sums.items():
+            self.logger.record(f"env/{key}", total / self.counts[key])
+        self.sums.clear()
+        self.counts.clear()
+
+
+def build(agent: dict[str, Any], wrapper: Sb3VecEnvWrapper, seed: int) -> BaseAlgorithm:
+    cls = algorithm_class(agent)
+    kwargs = dict(agent.get("kwargs", {}))
+    if "net_arch" in agent:
+        kwargs["policy_kwargs"] = {"net_arch": list(agent["net_arch"])}
+    return cls(agent.get("policy", "MlpPolicy"), wrapper, seed=seed, device="cpu",
+               verbose=int(agent.get("verbose", 1)), **kwargs)
+
+
+def train(settings: TrainSettings) -> TrainResult:
+    agent = settings.agent
+    cls = algorithm_class(agent)
+    total = int(agent["max_iterations"])
+    wrapper = Sb3VecEnvWrapper(settings.make_env(seed=segment_seed(settings.seed, 0)))
+    per_iteration = steps_per_iteration(agent) * wrapper.num_envs
+    start = 0
+    if settings.resume_from is not None:
+        model = cls.load(settings.resume_from, env=wrapper, device="cpu")
+        buffer = settings.resume_from.parent / REPLAY_BUFFER
+        if isinstance(model, OffPolicyAlgorithm):
+            if not buffer.is_file():
+                raise FileNotFoundError(f"resuming {agent['algorithm']} needs {buffer}")
+            model.load_replay_buffer(buffer)
+        start = _iteration_of(settings.resume_from)
+        print(f"resuming from {settings.resume_from} at iteration {start}")
+    else:
+        model = build(agent, wrapper, settings.seed)
+    model.set_logger(configure(str(settings.run_dir), ["stdout", "csv", "tensorboard"]))
+    callback = EpisodeLogCallback(wrapper)
+    checkpoint = settings.resume_from or settings.run_dir / "model_0.zip"
+    began, done, interrupted = time.perf_counter(), start, False
+    try:
+        for first, end in segments(start, total, int(agent["save_interval"])):
+            model.set_random_seed(segment_seed(settings.seed, first))  # env reseeds at reset
+            model._last_obs = None  # SB3 then resets every world when learn() starts
+            model.learn((end - first) * per_iteration, reset_num_timesteps=False,
+                        callback=callback)
+            done = end
+            checkpoint = settings.run_dir / f"model_{end}.zip"
+            save(model, checkpoint)
+    except KeyboardInterrupt:
+        interrupted = True
+        done = model.num_timesteps // per_iteration
+        checkpoint = settings.run_dir / f"model_{done}_interrupted.zip"
+        save(model, checkpoint)
+        print(f"interrupted: saved {checkpoint}")
+    return TrainResult(checkpoint=checkpoint, iterations=done,
+                       env_steps=(done - start) * per_iteration,
+                       train_s=time.perf_counter() - began, interrupted=interrupted)
+
+
+def save(model: BaseAlgorithm, checkpoint: Path) -> None:
+    """The model (and an off-policy replay buffer) beside it; SB3 writes the zip itself,
+    so a temporary name and a rename make it atomic."""
+    tmp = checkpoint.with_name(checkpoint.stem + ".tmp.zip")
+    model.save(tmp)
+    tmp.replace(checkpoint)
+    if isinstance(model, OffPolicyAlgorithm):
+        buffer = checkpoint.parent / REPLAY_BUFFER
+        tmp_buffer = buffer.with_name(buffer.stem + ".tmp.pkl")
+        model.save_replay_buffer(tmp_buffer)
+        tmp_buffer.replace(buffer)
+
+
+def _iteration_of(path: Path) -> int:
+    return int(path.stem.split("_")[1])
+
+
+def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
+                      current_run: Path) -> Path:
+    """The sb3 checkpoint `resume` designates (see `find_resume_checkpoint`)."""
+    return find_resume_checkpoint(resume, runs_root, task, current_run, "model_*.zip",
+                                  lambda p: not p.stem.endswith("_interrupted"))
+
+
+def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
+    """The checkpoint's deterministic actor as `policy() -> actions` on `env`."""
+    import torch
+
+    model = algorithm_class(agent).load(checkpoint, device="cpu")
+
+    def policy() -> torch.Tensor:
+        obs = env.obs_buf["policy"].detach().cpu().float().numpy()
+        action, _ = model.predict(obs, deterministic=True)
+        return torch.as_tensor(action, device=env.device, dtype=torch.float32)
+
+    return policy

@@ -1,0 +1,246 @@
+"""orbitlab.rl.export and scripts/export.py: TorchScript / ONNX exports match the checkpoint."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("rsl_rl")
+pytest.importorskip("hydra")
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from orbitlab.rl import export as export_mod
+from orbitlab.rl.export import ExportMismatchError, export_policy, load_source, verify_exports
+
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.load` is deprecated:DeprecationWarning")
+
+ROOT = Path(__file__).resolve().parents[1]
+TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    """The last checkpoint of a tiny scripts/train.py rsl-rl run."""
+    run = tmp_path_factory.mktemp("export") / "run"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "num_envs=8",
+                    "eval_num_envs=2", "agent.max_iterations=1", "agent.num_steps_per_env=8",
+                    f"hydra.run.dir={run}"], check=True, capture_output=True, timeout=300)
+    return max(run.glob("model_*.pt"))
+
+
+@pytest.fixture(scope="module")
+def exported(checkpoint):
+    return export_policy(checkpoint)
+
+
+def onnx_actions(path: Path, obs: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(["actions"], {"obs": obs.astype(np.float32)})[0]
+
+
+def checkpoint_actions(checkpoint: Path, num_envs: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, actions) of the checkpoint's actor via orbitlab's own load_policy."""
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab.rl.policies import load_policy, run_config
+    from orbitlab_tasks import task_entry
+
+    env = ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg, num_envs=num_envs))
+    env.reset(seed=7)
+    policy = load_policy(env, checkpoint, run_config(checkpoint))
+    env.step(policy())  # a state a little away from the reset one
+    obs = env.obs_buf["policy"].clone()
+    actions = policy()
+    return obs.numpy(), actions.numpy()
+
+
+def test_rsl_rl_export_writes_files_that_match_the_checkpoint(checkpoint, exported):
+    run = checkpoint.parent
+    assert exported.jit_path == run / "exported" / "policy.pt"
+    assert exported.onnx_path == run / "exported" / "policy.onnx"
+    assert sorted(p.name for p in (run / "exported").iterdir()) == ["policy.onnx", "policy.pt"]
+    assert exported.library == "rsl_rl" and exported.obs_dim == 12 and exported.action_dim == 3
+    assert exported.max_diff_jit <= TOL and exported.max_diff_onnx <= TOL
+    assert exported.num_obs_checked > 256  # random plus real observations
+
+    obs, expected = checkpoint_actions(checkpoint)
+    jit = torch.jit.load(str(exported.jit_path))
+    np.testing.assert_allclose(jit(torch.from_numpy(obs)).detach().numpy(), expected,
+                               atol=TOL, rtol=0)
+    np.testing.assert_allclose(onnx_actions(exported.onnx_path, obs), expected, atol=TOL, rtol=0)
+
+
+def test_onnx_model_interface(exported):
+    model = onnx.load(str(exported.onnx_path))
+    onnx.checker.check_model(model)
+    assert max(op.version for op in model.opset_import if op.domain in ("", "ai.onnx")) >= 17
+    (inp,), (out,) = model.graph.input, model.graph.output
+    assert inp.name == "obs" and out.name == "actions"
+    assert inp.type.tensor_type.shape.dim[0].dim_param  # symbolic batch dimension
+    for batch in (1, 5, 33):
+        actions = onnx_actions(exported.onnx_path, np.zeros((batch, exported.obs_dim)))
+        assert actions.shape == (batch, exported.action_dim)
+
+
+def test_normalizer_is_inside_the_export(checkpoint, exported):
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)["actor_state_dict"]
+    mean = state["obs_normalizer._mean"]
+    assert int(state["obs_normalizer.count"]) > 0 and mean.abs().max() > 0
+    jit = torch.jit.load(str(exported.jit_path))
+    assert torch.equal(jit.obs_normalizer._mean, mean)
+
+
+def test_a_perturbed_export_is_detected(checkpoint, exported, tmp_path):
+    source = load_source(checkpoint, num_real_obs=0)
+    obs = torch.randn(64, source.obs_dim)
+    # intact copies pass
+    assert max(verify_exports(source.reference, exported.jit_path, exported.onnx_path, obs,
+                              TOL)) <= TOL
+    jit = torch.jit.load(str(exported.jit_path))
+    bias = next(p for name, p in jit.named_parameters() if name.endswith("bias"))
+    with torch.no_grad():
+        bias.add_(1e-3)
+    bad_jit = tmp_path / "bad.pt"
+    jit.save(str(bad_jit))
+    with pytest.raises(ExportMismatchError, match="TorchScript differs"):
+        verify_exports(source.reference, bad_jit, exported.onnx_path, obs, TOL)
+
+    model = onnx.load(str(exported.onnx_path))
+    weight = max(model.graph.initializer, key=lambda t: len(t.raw_data) + len(t.float_data))
+    values = onnx.numpy_helper.to_array(weight) + np.float32(1e-3)
+    weight.CopyFrom(onnx.numpy_helper.from_array(values.astype(np.float32), weight.name))
+    bad_onnx = tmp_path / "bad.onnx"
+    onnx.save(model, str(bad_onnx))
+    with pytest.raises(ExportMismatchError, match="ONNX differs"):
+        verify_exports(source.reference, exported.jit_path, bad_onnx, obs, TOL)
+
+
+def test_mismatch_leaves_earlier_exports_alone(checkpoint, exported, monkeypatch):
+    before = exported.jit_path.read_bytes()
+    original = export_mod.write_torchscript
+
+    def perturbed(module, path):
+        with torch.no_grad():
+            module.mlp[-1].bias.add_(0.1)
+        try:
+            original(module, path)
+        finally:
+            with torch.no_grad():
+                module.mlp[-1].bias.sub_(0.1)
+
+    monkeypatch.setattr(export_mod, "write_torchscript", perturbed)
+    with pytest.raises(ExportMismatchError, match="TorchScript differs by 0.1"):
+        export_policy(checkpoint, num_real_obs=0)
+    assert exported.jit_path.read_bytes() == before
+    assert sorted(p.name for p in exported.jit_path.parent.iterdir()) == ["policy.onnx",
+                                                                         "policy.pt"]
+
+
+def test_bad_paths_give_clear_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        export_policy(tmp_path / "missing.pt")
+    stray = tmp_path / "model_1.pt"
+    stray.write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="no saved run config"):
+        export_policy(stray)
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"),
+                             f"checkpoint={tmp_path / 'missing.pt'}"],
+                            check=False, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "must name a checkpoint file" in result.stderr
+
+
+def test_missing_onnx_names_the_extra(checkpoint, monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(ImportError, match=r"pip install 'orbitlab-sim\[export\]'"):
+        export_policy(checkpoint)
+
+
+def cli():
+    """scripts/export.py as a module (in process: a subprocess would re-import torch)."""
+    spec = importlib.util.spec_from_file_location("export_cli", ROOT / "scripts" / "export.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_prints_paths_and_differences(checkpoint, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "deploy"
+    assert cli().main([f"checkpoint={checkpoint}", f"out={out}"]) == 0
+    printed = capsys.readouterr().out
+    assert str(out / "policy.pt") in printed and str(out / "policy.onnx") in printed
+    assert "max |diff|" in printed
+    assert (out / "policy.pt").is_file() and (out / "policy.onnx").is_file()
+
+    def mismatch(*args, **kwargs):
+        raise ExportMismatchError("TorchScript differs by 0.5")
+
+    monkeypatch.setattr(export_mod, "export_policy", mismatch)
+    assert cli().main([f"checkpoint={checkpoint}"]) == 1
+    assert "FAILED" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ stable-baselines3
+@pytest.fixture(scope="module")
+def sb3_env():
+    pytest.importorskip("stable_baselines3")
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab.rl.sb3 import Sb3VecEnvWrapper
+    from orbitlab_tasks import task_entry
+
+    return Sb3VecEnvWrapper(ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg,
+                                                       num_envs=8)))
+
+
+SB3_RUN = {"task": {"name": "Detumble-RW"}, "agent": {"library": "sb3"}}
+
+
+def sb3_check(model, result, obs: np.ndarray, normalize=None) -> None:
+    """The exported files reproduce SB3's deterministic predict (clipped to [-1, 1])."""
+    expected, _ = model.predict(obs if normalize is None else normalize(obs), deterministic=True)
+    jit = torch.jit.load(str(result.jit_path))
+    jit_actions = jit(torch.from_numpy(obs)).detach().numpy()
+    np.testing.assert_allclose(np.clip(jit_actions, -1, 1), expected, atol=TOL, rtol=0)
+    np.testing.assert_allclose(np.clip(onnx_actions(result.onnx_path, obs), -1, 1), expected,
+                               atol=TOL, rtol=0)
+
+
+def test_sb3_ppo_export(sb3_env, tmp_path):
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", sb3_env, n_steps=16, batch_size=64, n_epochs=1, seed=0,
+                device="cpu")
+    model.learn(256)
+    model.save(tmp_path / "ppo.zip")
+    result = export_policy(tmp_path / "ppo.zip", tmp_path / "out", run_cfg=SB3_RUN)
+    assert result.library == "sb3" and (result.obs_dim, result.action_dim) == (12, 3)
+    assert result.max_diff_jit <= TOL and result.max_diff_onnx <= TOL
+    sb3_check(model, result, sb3_env.reset())
+
+
+def test_sb3_sac_export_with_vec_normalize(sb3_env, tmp_path):
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    venv = VecNormalize(sb3_env, norm_reward=False)
+    model = SAC("MlpPolicy", venv, learning_starts=32, batch_size=32, seed=0, device="cpu")
+    model.learn(256)
+    # a scripts/train.py-style run directory: model_<it>.zip beside .hydra/config.yaml
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "config.yaml").write_text(
+        "task:\n  name: Detumble-RW\nagent:\n  library: sb3\n  algorithm: SAC\nseed: 0\n")
+    model.save(tmp_path / "model_1.zip")
+    venv.save(tmp_path / "vecnormalize.pkl")
+    result = export_policy(tmp_path / "model_1.zip", vec_normalize=tmp_path / "vecnormalize.pkl")
+    assert result.jit_path == tmp_path / "exported" / "policy.pt"
+    assert result.num_obs_checked > 256  # the run's task gave real observations too
+    assert result.max_diff_jit <= TOL and result.max_diff_onnx <= TOL
+    venv.training = False
+    sb3_check(model, result, venv.get_original_obs(), venv.normalize_obs)
