@@ -84,7 +84,7 @@ def assert_same_weights(a: Path, b: Path) -> None:
 
 @pytest.mark.parametrize("agent, overrides, last", [
     ("rsl_rl_ppo", ["agent.num_steps_per_env=8"], "model_5.pt"),
-    pytest.param("sb3_ppo", ["agent.kwargs.n_steps=8", "agent.kwargs.batch_size=32"],
+    pytest.param("sb3_ppo", ["agent.n_steps=8", "agent.batch_size=32"],
                  "model_6.zip", marks=pytest.mark.slow),
 ])
 def test_resume_repeats_the_uninterrupted_run(tmp_path, agent, overrides, last):
@@ -150,8 +150,8 @@ def test_sb3_sac_and_rl_games_train_and_their_checkpoints_play(tmp_path):
     pytest.importorskip("rl_games")
     runs = {
         "sac": train(tmp_path, "sac", "agent=sb3_sac", "agent.max_iterations=2",
-                     "agent.steps_per_iteration=4", "agent.kwargs.learning_starts=8",
-                     "agent.kwargs.batch_size=16", "agent.kwargs.buffer_size=1000"),
+                     "agent.steps_per_iteration=4", "agent.learning_starts=8",
+                     "agent.batch_size=16", "agent.buffer_size=1000"),
         "rl_games": train(tmp_path, "rlg", "agent=rl_games_ppo", "agent.max_iterations=2",
                           "agent.config.horizon_length=8", "agent.config.minibatch_size=32",
                           "agent.config.central_value_config.minibatch_size=32"),

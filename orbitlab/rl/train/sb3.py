@@ -28,6 +28,9 @@ from orbitlab.rl.train.common import (
 )
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"PPO": PPO, "SAC": SAC}
+ORBITLAB_KEYS = ("library", "algorithm", "policy", "max_iterations", "save_interval",
+                 "steps_per_iteration", "net_arch", "verbose")
+"""Agent-config keys read here; every other key goes to the algorithm's constructor."""
 REPLAY_BUFFER = "replay_buffer.pkl"
 
 
@@ -42,7 +45,7 @@ def algorithm_class(agent: dict[str, Any]) -> type[BaseAlgorithm]:
 def steps_per_iteration(agent: dict[str, Any]) -> int:
     """Env steps per world in one iteration."""
     if agent["algorithm"] == "PPO":
-        return int(agent["kwargs"]["n_steps"])
+        return int(agent["n_steps"])
     return int(agent["steps_per_iteration"])
 
 
@@ -71,7 +74,7 @@ class EpisodeLogCallback(BaseCallback):
 
 def build(agent: dict[str, Any], wrapper: Sb3VecEnvWrapper, seed: int) -> BaseAlgorithm:
     cls = algorithm_class(agent)
-    kwargs = dict(agent.get("kwargs", {}))
+    kwargs = {key: value for key, value in agent.items() if key not in ORBITLAB_KEYS}
     if "net_arch" in agent:
         kwargs["policy_kwargs"] = {"net_arch": list(agent["net_arch"])}
     return cls(agent.get("policy", "MlpPolicy"), wrapper, seed=seed, device="cpu",
