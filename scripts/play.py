@@ -129,6 +129,7 @@ def main(argv: list[str]) -> None:
     entry = task_entry(args["task"])
     source = entry.baseline_cfg if args["agent"] == "baseline" else entry.env_cfg
     cfg = load_cfg(source, num_envs=int(args["num_envs"]), backend=args["backend"])
+    cfg.curriculum = {}  # scored at the task's full difficulty
     cfg.seed = int(args["seed"])
     env = ManagerBasedRLEnv(cfg)
     policy = args["agent"]

@@ -44,8 +44,9 @@ def settings_from(cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo,
 
 
 def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int) -> dict:
-    """Score the checkpoint's deterministic actor over one episode of fresh worlds."""
-    env = settings.make_env(num_envs=num_envs, seed=settings.seed + 1)
+    """Score the checkpoint's deterministic actor over one episode of fresh worlds, at the
+    task's full difficulty (no curriculum)."""
+    env = settings.make_env(num_envs=num_envs, seed=settings.seed + 1, evaluation=True)
     policy = load_policy(env, checkpoint, run_cfg)
     with torch.inference_mode():
         score = rollout(env, policy=policy, seed=settings.seed + 1)

@@ -182,3 +182,18 @@ def test_curriculum_widens_a_reset_range_as_episodes_succeed():
     assert seen[0] == (0.0, 0.1)
     assert seen[-1] == pytest.approx((0.0, 1.1))  # reached the final range after 4 steps
     assert env.curriculum_manager.state["rate"] == 1.0
+    # a training resume carries the level; an explicit reset() moves nothing
+    fresh = ManagerBasedRLEnv(cfg)
+    assert fresh.event_manager.terms["spin"].params["rate_range"] == (0.0, 0.1)
+    fresh.curriculum_manager.load_state_dict(env.curriculum_manager.state_dict())
+    assert fresh.event_manager.terms["spin"].params["rate_range"] == pytest.approx((0.0, 1.1))
+    fresh.step(torch.zeros(2, 1))  # mid-episode worlds (length > 0) at an explicit reset:
+
+    def moved(env_ids):
+        raise AssertionError("reset() moved the curriculum")
+
+    fresh.curriculum_manager.compute = moved
+    fresh.reset(seed=3)
+    assert fresh.curriculum_manager.state_dict() == {"rate": {"level": 1.0}}
+    with pytest.raises(KeyError, match="no stateful term"):
+        fresh.curriculum_manager.load_state_dict({"nope": {"level": 0.5}})

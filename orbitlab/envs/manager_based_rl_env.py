@@ -117,13 +117,16 @@ class ManagerBasedRLEnv:
 
     # ------------------------------------------------------------------- loop
     def reset(self, seed: int | None = None, env_ids: torch.Tensor | None = None):
-        """Reset `env_ids` (default all); returns (observations, extras)."""
+        """Reset `env_ids` (default all); returns (observations, extras).
+
+        An explicit reset ends no episode in the curriculum's sense: only episodes that
+        ended inside `step()` (terminated or timed out) move the curriculum."""
         if seed is not None:
             self.reseed(int(seed))
         ids = self.all_env_ids if env_ids is None else torch.as_tensor(env_ids,
                                                                        device=self.device)
         self.extras = {"log": {}}
-        self._reset_idx(ids)
+        self._reset_idx(ids, update_curriculum=False)
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, self.extras
 
@@ -180,9 +183,10 @@ class ManagerBasedRLEnv:
         for key, group in self.agent_outputs.items():
             self.scene.actuators[group].set_command(values[key])
 
-    def _reset_idx(self, env_ids: torch.Tensor) -> None:
+    def _reset_idx(self, env_ids: torch.Tensor, update_curriculum: bool = True) -> None:
         log = self.extras.setdefault("log", {})
-        log.update(self.curriculum_manager.compute(env_ids))
+        if update_curriculum:
+            log.update(self.curriculum_manager.compute(env_ids))
         self.scene.reset(env_ids)
         self.event_manager.apply("reset", env_ids)
         self.scene.data.forward(env_ids.cpu().numpy())  # once, after every reset event

@@ -19,7 +19,16 @@ class grow_range_on_success:
 
     def __init__(self, cfg, env):
         self.level = 0.0
+        self.params = cfg.params
         p = cfg.params
+        self._apply(env, p["event"], p["param"], p["start"], p["final"])
+
+    def state_dict(self) -> dict[str, float]:
+        return {"level": self.level}
+
+    def load_state_dict(self, state: dict[str, float], env) -> None:
+        self.level = float(state["level"])
+        p = self.params
         self._apply(env, p["event"], p["param"], p["start"], p["final"])
 
     def _apply(self, env, event: str, param: str, start, final) -> None:

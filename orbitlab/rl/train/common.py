@@ -35,14 +35,20 @@ class TrainSettings:
     world_size: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def make_env(self, num_envs: int | None = None, seed: int | None = None) -> ManagerBasedRLEnv:
-        """A fresh env of the task with `num_envs` worlds (default: the run's)."""
+    def make_env(self, num_envs: int | None = None, seed: int | None = None,
+                 evaluation: bool = False) -> ManagerBasedRLEnv:
+        """A fresh env of the task with `num_envs` worlds (default: the run's).
+
+        `evaluation`: without the curriculum, i.e. at the task's configured (full) ranges.
+        """
         import orbitlab_tasks
 
         entry = orbitlab_tasks.task_entry(self.task)
         cfg = load_cfg(entry.env_cfg, num_envs=num_envs or self.num_envs, backend=self.backend,
                        device=self.device)
         cfg.seed = self.seed if seed is None else seed
+        if evaluation:
+            cfg.curriculum = {}
         return ManagerBasedRLEnv(cfg)
 
 

@@ -42,7 +42,8 @@ def train(settings: TrainSettings) -> TrainResult:
     runner = OrbitlabOnPolicyRunner(env, runner_cfg, log_dir=log_dir, device=str(env.device))
     start = 0
     if settings.resume_from is not None:
-        runner.load(str(settings.resume_from), map_location=str(env.device))
+        infos = runner.load(str(settings.resume_from), map_location=str(env.device)) or {}
+        env.unwrapped.curriculum_manager.load_state_dict(infos.get("curriculum", {}))
         start = runner.current_learning_iteration + 1
         print(f"resuming from {settings.resume_from} at iteration {start}")
     checkpoint = settings.run_dir / f"model_{max(start - 1, 0)}.pt"
@@ -59,7 +60,8 @@ def train(settings: TrainSettings) -> TrainResult:
             checkpoint = settings.run_dir / f"model_{end - 1}.pt"
             runner.resumable = True
             if settings.rank == 0:
-                runner.save(str(checkpoint))
+                runner.save(str(checkpoint),
+                            {"curriculum": env.unwrapped.curriculum_manager.state_dict()})
     except KeyboardInterrupt:
         interrupted = True
         done = runner.current_learning_iteration + 1

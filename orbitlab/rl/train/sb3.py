@@ -1,13 +1,14 @@
 """stable-baselines3 training run (`agent.library: sb3`; PPO or SAC).
 
 An iteration is `steps_per_iteration` env steps of every world (PPO: its `n_steps`
-rollout, then the update). Checkpoints `model_<iteration>.zip` (off-policy algorithms
-also `replay_buffer.pkl`) end each segment of `save_interval` iterations; one written
+rollout, then the update). Checkpoints `model_<iteration>.zip` (with `model_<iteration>.json`: the
+curriculum's progress; off-policy algorithms also `replay_buffer.pkl`) end each segment of `save_interval` iterations; one written
 on Ctrl-C is named `model_<iteration>_interrupted.zip`.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from orbitlab.rl.train.common import (
     find_resume_checkpoint,
     segment_seed,
     segments,
+    write_json,
 )
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"PPO": PPO, "SAC": SAC}
@@ -95,6 +97,10 @@ def train(settings: TrainSettings) -> TrainResult:
             if not buffer.is_file():
                 raise FileNotFoundError(f"resuming {agent['algorithm']} needs {buffer}")
             model.load_replay_buffer(buffer)
+        curriculum = settings.resume_from.with_suffix(".json")
+        if curriculum.is_file():
+            wrapper.unwrapped.curriculum_manager.load_state_dict(
+                json.loads(curriculum.read_text())["curriculum"])
         start = _iteration_of(settings.resume_from)
         print(f"resuming from {settings.resume_from} at iteration {start}")
     else:
@@ -112,6 +118,8 @@ def train(settings: TrainSettings) -> TrainResult:
             done = end
             checkpoint = settings.run_dir / f"model_{end}.zip"
             save(model, checkpoint)
+            write_json(checkpoint.with_suffix(".json"),
+                       {"curriculum": wrapper.unwrapped.curriculum_manager.state_dict()})
     except KeyboardInterrupt:
         interrupted = True
         done = model.num_timesteps // per_iteration
