@@ -1,0 +1,82 @@
+"""Map a 6-DOF teleoperation command to a task's action vector.
+
+A device gives c = [fx, fy, fz, tx, ty, tz] in [-1, 1] (body axes, fractions of full
+scale). Each action term of the env takes its part (terms in the action manager's order):
+
+* `ThrusterWrenchAction` (a body wrench allocated to thrusters, dim 6): the whole c; the
+  term's own scale turns it into N and N m (e.g. Docking: 40 N, 4 N m per unit).
+* `GraphInputAction` of dim 6 (a body wrench fed to an agent graph): the whole c.
+* `GraphInputAction` of dim 3: the rotation part c[3:6].
+* `ActuatorAction` on wheels, magnetorquers or CMGs (one body axis per element): the
+  rotation part c[3:6] projected on the element axes, a = clip(pinv(A) c_rot, -1, 1)
+  with A the (3, n) matrix of unit axes; three body-aligned wheels (Detumble-RW) or
+  magnetorquers give a = c[3:6]. For magnetorquers this commands dipole fractions per
+  axis, not a torque (m x B depends on the field): a direct, not an ideal, mapping.
+* `ActuatorAction` on a 6-element ideal wrench group: the whole c.
+Any other term raises ValueError naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from orbitlab.managers.action_manager import (
+    ActuatorAction,
+    GraphInputAction,
+    ThrusterWrenchAction,
+)
+
+
+@dataclass
+class _Part:
+    name: str
+    matrix: torch.Tensor
+    """(dim, 6): action part = clip(matrix @ c)."""
+
+
+class TeleopMapping:
+    """`mapping(command (6,)) -> action (1, action_dim)` float32 for one world."""
+
+    def __init__(self, env):
+        self.env = env
+        self.parts: list[_Part] = []
+        for name, term in env.action_manager.terms.items():
+            self.parts.append(_Part(name, self._matrix(name, term)))
+        self.action_dim = env.action_manager.total_dim
+
+    @staticmethod
+    def _matrix(name: str, term) -> torch.Tensor:
+        eye = torch.eye(6, dtype=torch.float64)
+        rotation = eye[3:]
+        if isinstance(term, ThrusterWrenchAction):
+            return eye
+        if isinstance(term, GraphInputAction) and term.dim in (3, 6):
+            return eye if term.dim == 6 else rotation
+        if isinstance(term, ActuatorAction):
+            group = term.group
+            if group.kind == "wrench" and term.dim == 6:
+                return eye
+            axes = getattr(group, "axis", None)
+            if axes is not None and group.kind in ("wheels", "magnetorquers", "cmgs"):
+                a = torch.as_tensor(axes, dtype=torch.float64).cpu().reshape(-1, 3).T  # (3, n)
+                return torch.linalg.pinv(a) @ rotation
+        raise ValueError(f"teleop: no mapping from a 6-DOF command to action term '{name}' "
+                         f"({type(term).__name__}, dim {term.dim})")
+
+    def __call__(self, command: torch.Tensor) -> torch.Tensor:
+        c = torch.as_tensor(command, dtype=torch.float64).reshape(6).cpu()
+        parts = [(p.matrix @ c).clamp(-1.0, 1.0) for p in self.parts]
+        action = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+        return action.to(torch.float32).reshape(1, -1).to(self.env.device)
+
+    def describe(self) -> str:
+        """One line per action term: which device components drive it."""
+        labels = ("fx", "fy", "fz", "tx", "ty", "tz")
+        lines = []
+        for p in self.parts:
+            rows = ["+".join(f"{float(w):g}*{labels[j]}" for j, w in enumerate(row) if abs(w) > 0)
+                    or "0" for row in p.matrix]
+            lines.append(f"{p.name}: [{', '.join(rows)}]")
+        return "\n".join(lines)
