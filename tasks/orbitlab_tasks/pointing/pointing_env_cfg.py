@@ -5,6 +5,10 @@ residual dipole in the geomagnetic field. Each episode commands an attitude 10-9
 away (random axis) from a random start with rates below 0.5 deg/s. Success: attitude
 error < 0.5 deg and rate < 0.05 deg/s, held for 10 s (terminal). Baseline: quaternion
 PD on the star tracker and gyro, distributed to the three wheels.
+
+RL shaping (see README): costs on the error and on tracking a feasible rate profile
+(`rate_profile`), with exponential kernels near the 0.5 deg / 0.05 deg/s region, and
+coarse plus finely scaled, clipped copies of the error and rate observations.
 """
 
 from __future__ import annotations
@@ -79,33 +83,128 @@ def measured_error(env) -> torch.Tensor:
                           env.command_manager.command("attitude"))[:, 1:]
 
 
+def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
+    """Rotation vector (axis times angle, rad) of error quaternions with w >= 0, (N, 3)."""
+    vec = q_e[:, 1:]
+    sin_half = vec.norm(dim=-1, keepdim=True)
+    angle = 2.0 * torch.atan2(sin_half, q_e[:, :1])
+    return vec * angle / sin_half.clamp(min=1e-12)
+
+
+def measured_rotation(env) -> torch.Tensor:
+    """Measured error (star tracker vs the command) as a rotation vector in body axes, rad."""
+    return rotation_vector(attitude_error(env.scene.sensors["sat/star_tracker"].value,
+                                          env.command_manager.command("attitude")))
+
+
+def true_rate(env) -> torch.Tensor:
+    """|omega|, rad/s."""
+    return mdp.ang_vel_norm(env, "sat")
+
+
+def error_kernel(env, sigma_rad: float) -> torch.Tensor:
+    """1 - exp(-error / sigma): a cost in [0, 1) that is steep within ~sigma of the target."""
+    return 1.0 - torch.exp(-error_angle(env) / sigma_rad)
+
+
+def pointing_kernel(env, sigma_rad: float, sigma_rad_s: float) -> torch.Tensor:
+    """1 - exp(-error / sigma - |omega| / sigma_rate): a cost that only vanishes when the
+    attitude is on target AND still (the success region at sigma ~ 0.5 deg, 0.05 deg/s)."""
+    return 1.0 - torch.exp(-error_angle(env) / sigma_rad - true_rate(env) / sigma_rad_s)
+
+
+SLEW_ACCEL = 0.003
+"""Deceleration budget of the rate profile, rad/s^2 (0.4 x the weakest axis' 2e-3 / 0.264)."""
+SLEW_GAIN = 0.2
+"""Rate profile gain near the target, 1/s."""
+
+
+def rate_profile(rotation: torch.Tensor) -> torch.Tensor:
+    """Desired body rate for an error rotation vector r (body axes, rad): along -r at
+    min(sqrt(2 a |r|), k |r|), i.e. a braking curve far out and exponential (time constant
+    1/k = 5 s) close in, so that rate < 0.05 deg/s once the error is < 0.25 deg."""
+    angle = rotation.norm(dim=-1, keepdim=True)
+    speed = torch.minimum(torch.sqrt(2.0 * SLEW_ACCEL * angle), SLEW_GAIN * angle)
+    return -rotation * speed / angle.clamp(min=1e-9)
+
+
+def true_rotation(env) -> torch.Tensor:
+    """True error as a rotation vector in body axes, rad, (N, 3) (privileged)."""
+    return rotation_vector(attitude_error(mdp.root_quat(env, "sat"),
+                                          env.command_manager.command("attitude")))
+
+
+def measured_rate_error(env) -> torch.Tensor:
+    """Gyro minus the rate profile of the measured error, rad/s, (N, 3) (a feature computed
+    from the star tracker and gyro only)."""
+    return env.scene.sensors["sat/gyro"].value - rate_profile(measured_rotation(env))
+
+
+def rate_tracking(env) -> torch.Tensor:
+    """|omega - profile(true error)|, rad/s."""
+    omega = mdp.root_ang_vel(env, "sat")
+    return (omega - rate_profile(true_rotation(env))).norm(dim=-1)
+
+
+def rate_tracking_kernel(env, sigma_rad_s: float) -> torch.Tensor:
+    """1 - exp(-|omega - profile| / sigma)."""
+    return 1.0 - torch.exp(-rate_tracking(env) / sigma_rad_s)
+
+
+def hold_progress(env) -> torch.Tensor:
+    """Fraction of the 10 s success hold accumulated so far, (N, 1) (privileged)."""
+    term = env.termination_manager._funcs["success"]
+    return (term.held_s / 10.0).to(torch.float32)[:, None]
+
+
 def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
-    """0.02 s physics, 0.1 s per action, episodes of up to 180 s."""
+    """0.02 s physics, 0.2 s per action, episodes of up to 180 s."""
     sat = spacecraft.cubesat_6u()
     sat.actuators = {"wheels": sat.actuators["wheels"]}
     sat.sensors = {k: v for k, v in sat.sensors.items() if k in ("gyro", "star_tracker")}
+    gyro = {"name": "sat/gyro"}
     policy = {
-        "error": ObservationTermCfg(func=measured_error),
-        "gyro": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
-                                   scale=1.0 / (2.0 * DEG)),
+        # coarse, fine (clipped) and very fine (clipped) copies of the error and the rate,
+        # so that the 0.5 deg / 0.05 deg/s region is resolved after normalization
+        "error": ObservationTermCfg(func=measured_rotation),
+        "error_fine": ObservationTermCfg(func=measured_rotation, scale=1.0 / (3.0 * DEG),
+                                         clip=(-1.0, 1.0)),
+        "error_vfine": ObservationTermCfg(func=measured_rotation, scale=1.0 / (0.5 * DEG),
+                                          clip=(-1.0, 1.0)),
+        "gyro": ObservationTermCfg(func=mdp.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
+        "gyro_fine": ObservationTermCfg(func=mdp.sensor_value, params=gyro,
+                                        scale=1.0 / (0.2 * DEG), clip=(-1.0, 1.0)),
+        "rate_error": ObservationTermCfg(func=measured_rate_error, scale=1.0 / (1.0 * DEG)),
+        "rate_error_fine": ObservationTermCfg(func=measured_rate_error, scale=1.0 / (0.1 * DEG),
+                                              clip=(-1.0, 1.0)),
         "wheel_speed": ObservationTermCfg(func=mdp.wheel_speed, params={"group": "sat/wheels"}),
         "last_action": ObservationTermCfg(func=mdp.last_action),
     }
     return ManagerBasedRLEnvCfg(
         scene=SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=0.02),
-        decimation=5, episode_length_s=180.0,
+        decimation=10, episode_length_s=180.0,
         actions={"wheels": ActuatorActionCfg(group="sat/wheels", scale=MAX_TORQUE_NM)},
         commands={"attitude": CommandTermCfg(class_type=SlewCommand)},
         observations={
             "policy": ObservationGroupCfg(terms=policy),
             "critic": ObservationGroupCfg(enable_noise=False, terms={
-                **policy, "true_rate": ObservationTermCfg(func=mdp.root_ang_vel,
-                                                          params={"entity": "sat"})}),
+                **policy,
+                "true_rate": ObservationTermCfg(func=mdp.root_ang_vel, params={"entity": "sat"},
+                                                scale=1.0 / (2.0 * DEG)),
+                "hold": ObservationTermCfg(func=hold_progress)}),
         },
+        # every term is a cost (<= 0), so ending the episode by success is always welcome
         rewards={
             "error": RewardTermCfg(func=error_angle, weight=-1.0),
-            "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"}, weight=-1.0),
+            "error_fine": RewardTermCfg(func=error_kernel, params={"sigma_rad": 3.0 * DEG},
+                                        weight=-1.0),
+            "pointing": RewardTermCfg(func=pointing_kernel, weight=-2.0, params={
+                "sigma_rad": 0.5 * DEG, "sigma_rad_s": 0.05 * DEG}),
+            "rate_track": RewardTermCfg(func=rate_tracking, weight=-10.0),
+            "rate_track_fine": RewardTermCfg(func=rate_tracking_kernel, weight=-1.0,
+                                             params={"sigma_rad_s": 0.1 * DEG}),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
+            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.05),
         },
         terminations={"success": TerminationTermCfg(func=mdp.held_for, params={
             "condition": pointed, "duration_s": 10.0})},
