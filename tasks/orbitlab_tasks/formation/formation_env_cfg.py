@@ -42,10 +42,13 @@ DECIMATION = 4
 """Physics steps per env step: 0.2 s, the spec's 5 Hz control."""
 EPISODE_S = 160.0
 """Episode length, s (eight waypoints, two laps)."""
-MAX_FORCE_N = 1.5
-"""Per-axis body force of a full action, N (half of the 3 N two thrusters give)."""
-MAX_TORQUE_NM = 0.25
-"""Per-axis body torque of a full action, N m (about half of the 0.51 N m available)."""
+MAX_FORCE_N = 0.75
+"""Per-axis body force of a full action, N (a quarter of the 3 N two thrusters give; about
+twice the leader's 0.4 N per Hill axis, so a follower can keep up). Smaller than the baseline's
+1.5 N cap so that the policy's exploration noise and untrained bias push less."""
+MAX_TORQUE_NM = 0.1
+"""Per-axis body torque of a full action, N m (the leader's own torque cap; about a fifth of
+the 0.51 N m available), small so that exploration does not spin the followers."""
 MAX_SLOT_ERROR_M = 5.0
 """A follower farther than this from its slot ends the episode (failure), m."""
 MIN_SEPARATION_M = 0.35
@@ -88,12 +91,19 @@ def _scene(num_envs: int) -> SceneCfg:
                     timestep_s=PHYSICS_DT_S)
 
 
-def _follower_obs(follower: str, with_action: bool) -> dict[str, ObservationTermCfg]:
+def _follower_obs(follower: str, with_action: bool, frame: str = "body"
+                  ) -> dict[str, ObservationTermCfg]:
+    """One follower's 18 (15 without the action) observation values. `frame` 'body' gives the
+    slot error and its rate in the follower's body axes (the axes of its force action, from its
+    star tracker); 'hill' in Hill axes."""
+    if frame not in ("body", "hill"):
+        raise ValueError(f"frame must be 'body' or 'hill', got '{frame}'")
     p = {"follower": follower}
+    pos, vel = ((mdp.slot_pos_error_body, mdp.slot_vel_error_body) if frame == "body"
+                else (mdp.slot_pos_error, mdp.slot_vel_error))
     terms = {
-        "slot_pos": ObservationTermCfg(func=mdp.slot_pos_error, params=p, clip=(-10.0, 10.0)),
-        "slot_vel": ObservationTermCfg(func=mdp.slot_vel_error, params=p, scale=10.0,
-                                       clip=(-10.0, 10.0)),
+        "slot_pos": ObservationTermCfg(func=pos, params=p, clip=(-10.0, 10.0)),
+        "slot_vel": ObservationTermCfg(func=vel, params=p, scale=10.0, clip=(-10.0, 10.0)),
         "attitude": ObservationTermCfg(func=mdp.leader_attitude_error, params=p),
         "rate": ObservationTermCfg(func=core_mdp.sensor_value, params={"name": f"{follower}/gyro"},
                                    scale=5.0),
@@ -103,12 +113,30 @@ def _follower_obs(follower: str, with_action: bool) -> dict[str, ObservationTerm
     return {f"{follower}/{k}": v for k, v in terms.items()}
 
 
-def policy_observations(with_action: bool = True) -> ObservationGroupCfg:
+def policy_observations(with_action: bool = True, frame: str = "body") -> ObservationGroupCfg:
     """Follower 1's terms, then follower 2's (so (N, 2 D) reshapes to (N, 2, D))."""
     terms = {}
     for f in geo.FOLLOWERS:
-        terms.update(_follower_obs(f, with_action))
+        terms.update(_follower_obs(f, with_action, frame))
     return ObservationGroupCfg(terms=terms)
+
+
+def critic_observations() -> ObservationGroupCfg:
+    """Privileged, noise-free values for PPO's critic: each follower's true slot error and rate
+    (its true body axes, m and m/s), attitude error, rate and last action, then the
+    leader's Hill velocity (m/s x 10) and the phase of its waypoint hold."""
+    terms = {}
+    for f in geo.FOLLOWERS:
+        p = {"follower": f}
+        terms[f"{f}/true_slot"] = ObservationTermCfg(func=mdp.true_slot_body, params=p,
+                                                     clip=(-10.0, 10.0))
+        terms[f"{f}/attitude"] = ObservationTermCfg(func=mdp.leader_attitude_error, params=p)
+        terms[f"{f}/rate"] = ObservationTermCfg(func=core_mdp.sensor_value,
+                                                params={"name": f"{f}/gyro"}, scale=5.0)
+        terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+    terms["leader_vel"] = ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0)
+    terms["waypoint_phase"] = ObservationTermCfg(func=mdp.waypoint_phase)
+    return ObservationGroupCfg(terms=terms, enable_noise=False)
 
 
 def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
@@ -120,11 +148,26 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         episode_length_s=EPISODE_S,
         actions={f: ThrusterWrenchActionCfg(group=f"{f}/rcs", scale=scale)
                  for f in geo.FOLLOWERS},
-        observations={"policy": policy_observations()},
+        observations={"policy": policy_observations(), "critic": critic_observations()},
         rewards={
-            "formation_error": RewardTermCfg(func=mdp.formation_error, weight=-1.0),
-            "attitude_error": RewardTermCfg(func=mdp.attitude_error, weight=-0.2),
+            # The metric and the attitude error, kept at low weights so that they are logged:
+            # a large weight on an unbounded cost makes ending the episode early (drift > 5 m)
+            # look better than flying on, so the shaping is bounded and positive instead.
+            "formation_error": RewardTermCfg(func=mdp.formation_error, weight=-0.05),
+            "attitude_error": RewardTermCfg(func=mdp.attitude_error, weight=-0.05),
+            # A wide kernel pulls back from far away, a narrow one rewards precision.
+            "formation_wide": RewardTermCfg(func=mdp.formation_kernel, weight=1.0,
+                                            params={"sigma_m": 0.5}),
+            "formation_kernel": RewardTermCfg(func=mdp.formation_kernel, weight=1.0,
+                                              params={"sigma_m": 0.05}),
+            "attitude_kernel": RewardTermCfg(func=mdp.attitude_kernel, weight=0.5,
+                                             params={"sigma_rad": 0.2}),
+            "slot_velocity": RewardTermCfg(func=mdp.slot_velocity_error, weight=-0.5),
             "fuel": RewardTermCfg(func=mdp.fuel, weight=-0.01),
+            "action_rate": RewardTermCfg(func=mdp.action_rate, weight=-0.01),
+            "failure": RewardTermCfg(func=mdp.failure, weight=-100.0,
+                                     params={"max_error_m": MAX_SLOT_ERROR_M,
+                                             "min_distance_m": MIN_SEPARATION_M}),
         },
         terminations={
             "slot_drift": TerminationTermCfg(func=mdp.slot_drift,
@@ -145,5 +188,5 @@ def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     cfg = env_cfg(num_envs)
     cfg.actions = {}
     cfg.agent = baseline_agent
-    cfg.observations = {"policy": policy_observations(with_action=False)}
+    cfg.observations = {"policy": policy_observations(with_action=False, frame="hill")}
     return cfg

@@ -56,6 +56,68 @@ def follower_last_action(env, follower: str) -> torch.Tensor:
     return env.action_manager.action[:, 6 * k:6 * k + 6]
 
 
+
+def _hill_to_body(env, follower: str) -> torch.Tensor:
+    """(N, 3, 3) Hill -> follower body rotation from the follower's own star tracker."""
+    C, _ = env.scene.view.hill()
+    star = env.scene.sensors[f"{follower}/star_tracker"].value
+    return geo.hill_to_body(C.double(), star.double())
+
+
+def slot_pos_error_body(env, follower: str) -> torch.Tensor:
+    """`slot_pos_error` in the follower's body axes (star tracker), m: the frame of its force
+    action."""
+    err = slot_pos_error(env, follower).double()
+    return (_hill_to_body(env, follower) @ err[..., None])[..., 0]
+
+
+def slot_vel_error_body(env, follower: str) -> torch.Tensor:
+    """`slot_vel_error` in the follower's body axes (star tracker), m/s."""
+    vel = slot_vel_error(env, follower).double()
+    return (_hill_to_body(env, follower) @ vel[..., None])[..., 0]
+
+
+# ------------------------------------------------ privileged observations (critic)
+
+
+def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
+    """True slot error and its rate, (N, 2, 3) each, Hill axes (m, m/s)."""
+    C, omega = env.scene.view.hill()
+    C, omega = C.double(), omega.double()
+    leader = env.scene.entities[geo.LEADER]
+    p0, v0 = leader.root_pose()[0].double(), leader.root_velocity()[0].double()
+    errs, vels = [], []
+    for f in geo.FOLLOWERS:
+        e = env.scene.entities[f]
+        rho, rho_dot = geo.to_hill(C, omega, e.root_pose()[0].double() - p0,
+                                   e.root_velocity()[0].double() - v0)
+        errs.append(rho)
+        vels.append(rho_dot)
+    return torch.stack(errs, 1) - geo.slot_offsets(env.device), torch.stack(vels, 1)
+
+
+def true_slot_body(env, follower: str) -> torch.Tensor:
+    """True slot error and rate in the follower's true body axes, (N, 6): m, m/s."""
+    k = _follower_index(follower)
+    err, vel = true_slot_state(env)
+    C, _ = env.scene.view.hill()
+    M = geo.hill_to_body(C.double(), env.scene.entities[follower].root_pose()[1].double())
+    return torch.cat([(M @ err[:, k, :, None])[..., 0], (M @ vel[:, k, :, None])[..., 0]], -1)
+
+
+def leader_velocity_hill(env) -> torch.Tensor:
+    """The leader's velocity relative to the chief, Hill axes, m/s (N, 3)."""
+    C, omega = env.scene.view.hill()
+    leader = env.scene.entities[geo.LEADER]
+    return geo.to_hill(C.double(), omega.double(), leader.root_pose()[0].double(),
+                       leader.root_velocity()[0].double())[1]
+
+
+def waypoint_phase(env, command: str = "waypoint") -> torch.Tensor:
+    """Time since the leader's current waypoint began, as a fraction of the hold, (N, 1)."""
+    hold = env.command_manager.terms[command].hold_steps
+    return ((env.episode_length_buf % hold).float() / hold)[:, None]
+
 # ------------------------------------------------------------------------ rewards
 
 
@@ -113,6 +175,48 @@ class fuel(PerFollowerTerm):
         return torch.stack([env.scene.actuators[f"{f}/rcs"].command.sum(-1)
                             for f in geo.FOLLOWERS], -1)
 
+
+
+class formation_kernel(PerFollowerTerm):
+    """exp(-|slot error| / sigma_m) (truth), in (0, 1]: a bounded positive reward that is
+    steep near the slot (a training shaping term; the metric is `formation_error`)."""
+
+    def __call__(self, env, sigma_m: float = 0.05) -> torch.Tensor:
+        self.per_follower = torch.exp(-geo.slot_errors(env).norm(dim=-1) / sigma_m).float()
+        return self.per_follower.mean(-1)
+
+
+class attitude_kernel(PerFollowerTerm):
+    """exp(-angle / sigma_rad) of each follower's attitude error to the leader (truth)."""
+
+    def __call__(self, env, sigma_rad: float = 0.2) -> torch.Tensor:
+        self.per_follower = torch.exp(-geo.attitude_errors(env) / sigma_rad).float()
+        return self.per_follower.mean(-1)
+
+
+class slot_velocity_error(PerFollowerTerm):
+    """|d/dt (rho_f - rho_leader)| (truth, Hill frame), m/s: the slot error's rate."""
+
+    def values(self, env) -> torch.Tensor:
+        return true_slot_state(env)[1].norm(dim=-1)
+
+
+class action_rate(PerFollowerTerm):
+    """Squared change of each follower's 6 action components since the last step."""
+
+    def values(self, env) -> torch.Tensor:
+        diff = env.action_manager.action - env.action_manager.prev_action
+        return diff.reshape(env.num_envs, len(geo.FOLLOWERS), -1).pow(2).sum(-1)
+
+
+class failure(PerFollowerTerm):
+    """1 on the step a world fails (a follower beyond `max_error_m` or a collision), for both
+    of its followers (so a termination penalty weighs on the shared outcome)."""
+
+    def __call__(self, env, max_error_m: float, min_distance_m: float) -> torch.Tensor:
+        failed = (slot_drift(env, max_error_m) | collision(env, min_distance_m)).float()
+        self.per_follower = failed[:, None].expand(-1, len(geo.FOLLOWERS)).contiguous()
+        return self.per_follower.mean(-1)
 
 # ------------------------------------------------------------------- terminations
 
