@@ -42,6 +42,11 @@ class RewardManager:
             sums[env_ids] = 0.0
         return log
 
+    @property
+    def term_funcs(self) -> dict[str, Any]:
+        """Each term's callable (a function, or the instance of a term class with state)."""
+        return dict(self._funcs)
+
     def __str__(self) -> str:
         return term_table("RewardManager", [(n, t.weight) for n, t in self.terms.items()],
                           ("term", "weight"))

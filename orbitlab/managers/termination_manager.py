@@ -43,6 +43,11 @@ class TerminationManager:
             log["Episode/success_rate"] = float(self.last["success"][env_ids].float().mean())
         return log
 
+    @property
+    def term_funcs(self) -> dict[str, Any]:
+        """Each term's callable (a function, or the instance of a term class with state)."""
+        return dict(self._funcs)
+
     def __str__(self) -> str:
         return term_table("TerminationManager",
                           [(n, t.time_out) for n, t in self.terms.items()], ("term", "time_out"))

@@ -43,7 +43,7 @@ class FormationScore:
 
 
 def _term(env, cls):
-    for fn in env.reward_manager._funcs.values():
+    for fn in env.reward_manager.term_funcs.values():
         if isinstance(fn, cls):
             return fn
     raise ValueError(f"the env has no '{cls.__name__}' reward term")

@@ -55,7 +55,7 @@ class _FollowerView:
         self.obs_dim = total // self.num_agents
         manager = env.reward_manager
         self.reward_terms = [(fn, manager.terms[name].weight) for name, fn in
-                             manager._funcs.items() if isinstance(fn, PerFollowerTerm)]
+                             manager.term_funcs.items() if isinstance(fn, PerFollowerTerm)]
 
     def split(self, x: torch.Tensor) -> torch.Tensor:
         """(N, 2 D) -> (N, 2, D)."""

@@ -153,7 +153,7 @@ def rate_tracking_kernel(env, sigma_rad_s: float) -> torch.Tensor:
 
 def hold_progress(env) -> torch.Tensor:
     """Fraction of the 10 s success hold accumulated so far, (N, 1) (privileged)."""
-    term = env.termination_manager._funcs["success"]
+    term = env.termination_manager.term_funcs["success"]
     return (term.held_s / 10.0).to(torch.float32)[:, None]
 
 
