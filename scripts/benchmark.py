@@ -6,12 +6,16 @@
         [--json out.json] [--plot out.png]
     python scripts/benchmark.py train [--tasks Detumble-RW] [--nworld 256 1024] [--iterations 5]
         [--warmup 1] [--steps-per-env 32] [--json out.json]
+    python scripts/benchmark.py bridge [--spacecraft 1 100] [--speed 1 100]
+        [--rates 100 1000 10000] [--duration 2] [--json out.json]
 
 Modes: physics (orbit-coupled step vs plain MuJoCo / MuJoCo-Warp step, same model,
 same run); env (each task's env steps/s with random actions, the physics of the same
 worlds, the framework tax and the cost of resetting 10% of the envs); train (rsl-rl PPO
 iterations per task and env count: collection env-steps/s, learning s per iteration, total
-env-steps/s and iteration time, warm-up iterations excluded). With --fresh-kernel-cache,
+env-steps/s and iteration time, warm-up iterations excluded); bridge (external-bridge round
+trips, state out and command in, with a client process over loopback: achieved Hz and jitter
+per asked rate, spacecraft count and speed-up; see orbitlab/bench/bridge.py). With --fresh-kernel-cache,
 Warp compiles every kernel anew into a temporary cache, so the reported start-up time is the
 real compile time.
 """
@@ -85,10 +89,25 @@ def run_train(args) -> dict:
     return results
 
 
+def run_bridge(args) -> list[dict]:
+    from orbitlab.bench.bridge import BridgeBenchCfg, format_bridge, measure_bridge
+
+    cfg = BridgeBenchCfg(spacecraft=tuple(args.spacecraft), speeds=tuple(args.speed),
+                         rates_hz=tuple(args.rates), duration_s=args.duration,
+                         lockstep=not args.no_lockstep, real_sim=not args.no_real_sim)
+    print(f"bridge benchmark ({os.cpu_count()} CPUs; client in a separate process, loopback "
+          "TCP; 'stand-in' rows measure the bridge alone, 'formation' rows step the real "
+          "Formation scene)", flush=True)
+    results = measure_bridge(cfg)
+    print(format_bridge(results))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["physics", "env", "train"], help="what to measure")
+    parser.add_argument("mode", choices=["physics", "env", "train", "bridge"],
+                        help="what to measure")
     parser.add_argument("--tasks", nargs="+", default=None,
                         help="env mode: task names (default: every registered task); "
                              "train mode: default Detumble-RW")
@@ -113,6 +132,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="train mode: leading PPO iterations not reported")
     parser.add_argument("--steps-per-env", type=int, default=32,
                         help="train mode: rollout steps per env per PPO iteration")
+    parser.add_argument("--spacecraft", type=int, nargs="+", default=[1, 100],
+                        help="bridge mode: spacecraft counts")
+    parser.add_argument("--speed", type=float, nargs="+", default=[1.0, 100.0],
+                        help="bridge mode: simulation speed-ups (accelFactor)")
+    parser.add_argument("--rates", type=float, nargs="+", default=[100.0, 1000.0, 10000.0],
+                        help="bridge mode: asked rates per spacecraft, wall Hz")
+    parser.add_argument("--duration", type=float, default=2.0,
+                        help="bridge mode: measured wall seconds per row")
+    parser.add_argument("--no-lockstep", action="store_true",
+                        help="bridge mode: skip the lockstep (as fast as possible) rows")
+    parser.add_argument("--no-real-sim", action="store_true",
+                        help="bridge mode: skip the rows with the real Formation scene")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     if args.nworld is not None and any(n < 1 for n in args.nworld):
@@ -131,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         results = run_env(args)
         if args.json:
             write_json_atomically(args.json, {"env": results})
+            print(f"wrote {args.json}")
+        return 0
+    if args.mode == "bridge":
+        results = run_bridge(args)
+        if args.json:
+            write_json_atomically(args.json, {"bridge": results})
             print(f"wrote {args.json}")
         return 0
     if args.mode == "train":

@@ -1,0 +1,180 @@
+"""Bridge stress benchmark: telemetry/command round trips with a client in another process.
+
+Each row runs a BridgeServer in this process and a Client in a child process over loopback
+TCP. Paced rows ('paced'): the simulation ticks at the asked rate (wall Hz) at speed-up s
+(each tick advances s / rate simulated seconds) and publishes every spacecraft's `sc_states`;
+the client answers each one with a `cmd_force` for that spacecraft (a round trip: state out,
+command in). Lockstep rows ('lockstep'): accel 0, the simulation steps as soon as the client's
+commands for the last state arrived, so the rate is the round-trip rate.
+
+Per row: achieved Hz = `sc_states` messages per spacecraft per wall second at the client
+(mean over spacecraft), jitter = std of their inter-arrival times (ms, mean over spacecraft),
+commands Hz = commands the client sent per spacecraft per second in the measured window
+(each one answers a state). Rows with sim
+'stand-in' measure the bridge alone (a numpy double integrator as the simulation); rows with
+sim 'formation' step the real orbitlab Formation scene (3 spacecraft, thrusters by allocation
+and PWM).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(kw_only=True)
+class BridgeBenchCfg:
+    spacecraft: tuple[int, ...] = (1, 100)
+    speeds: tuple[float, ...] = (1.0, 100.0)
+    rates_hz: tuple[float, ...] = (100.0, 1000.0, 10000.0)
+    duration_s: float = 2.0
+    """Measured wall seconds per row (after a warm-up)."""
+    warmup_s: float = 0.5
+    lockstep: bool = True
+    """Also a lockstep (as fast as possible) round-trip row per spacecraft count."""
+    real_sim: bool = True
+    """Also rows with the real Formation scene (lockstep, and paced at 100 Hz real time)."""
+
+
+def _client_main(ports: dict[str, int], names: list[str], warmup_s: float, duration_s: float,
+                 queue) -> None:
+    """Child process: answer every state with a command, time the states' arrivals."""
+    from orbitlab.bridge.client import Client
+
+    arrivals: dict[str, list[float]] = {n: [] for n in names}
+    sent = [0]
+    with Client(pub_port=ports["telemetry"], sub_port=ports["commands"],
+                heartbeat_port=ports["heartbeat"]) as client:
+        force = [0.01, 0.0, 0.0]
+
+        def on_state(message, client=client):
+            ns = message["namespace"]
+            arrivals[ns].append(time.perf_counter())
+            client.publish_force(ns, force)
+            sent[0] += 1
+
+        for n in names:
+            client.subscribe((n, "sc_states"), on_state)
+        client.wait_connected(timeout_s=10.0)
+        end_warm = time.perf_counter() + warmup_s
+        while time.perf_counter() < end_warm:
+            client.poll(0.01)
+        for a in arrivals.values():
+            a.clear()
+        sent[0] = 0
+        start = last = time.perf_counter()
+        while (now := time.perf_counter()) - start < duration_s:
+            # spin for 1 ms after the last frame (low latency), then block in the poller
+            if client.poll(0.0 if now - last < 1e-3 else 0.01):
+                last = time.perf_counter()
+        elapsed = time.perf_counter() - start
+    hz, jitter = [], []
+    for a in arrivals.values():
+        a = np.asarray(a)
+        hz.append(len(a) / elapsed)
+        jitter.append(float(np.std(np.diff(a))) * 1e3 if len(a) > 2 else float("nan"))
+    queue.put({"sent_hz": sent[0] / elapsed / len(names), "achieved_hz": float(np.mean(hz)), "jitter_ms": float(np.nanmean(jitter))
+               if not np.all(np.isnan(jitter)) else float("nan")})
+
+
+def _port(endpoint: str) -> int:
+    return int(endpoint.rsplit(":", 1)[1])
+
+
+def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_hz: float,
+                lockstep: bool) -> dict:
+    from orbitlab.bridge.server import BridgeCfg, BridgeServer
+
+    bridge = BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, accel=accel, rate_hz=0.0,
+                       lockstep=lockstep, max_drain=100000)
+    server = BridgeServer(sim, bridge)
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    ports = {k: _port(v) for k, v in server.endpoints.items()}
+    child = ctx.Process(target=_client_main, args=(ports, names, cfg.warmup_s, cfg.duration_s,
+                                                   queue), daemon=True)
+    try:
+        child.start()
+        deadline = time.monotonic() + 30.0
+        while not server.linked():  # the child needs its imports and a first ping
+            if time.monotonic() > deadline or not child.is_alive():
+                raise RuntimeError("the benchmark's client process never connected")
+            server.service(0.05)
+        server.run(duration_s=cfg.warmup_s + cfg.duration_s + 0.3)
+        result = queue.get(timeout=30.0)
+        child.join(timeout=10.0)
+    finally:
+        if child.is_alive():
+            child.kill()
+        server.close()
+    result["commands_hz"] = result.pop("sent_hz")
+    result["rejected"] = sum(server.stats.rejected.values())
+    return result
+
+
+def measure_bridge(cfg: BridgeBenchCfg) -> list[dict]:
+    from orbitlab.bridge.sim import StandInCfg, StandInSim
+
+    rows = []
+    for n in cfg.spacecraft:
+        for speed in cfg.speeds:
+            for rate in cfg.rates_hz:
+                sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=speed / rate))
+                r = measure_row(sim, sim.names, cfg, accel=speed, rate_hz=rate, lockstep=False)
+                rows.append({"sim": "stand-in", "mode": "paced", "spacecraft": n,
+                             "speed": speed, "asked_hz": rate, **r})
+                print(_line(rows[-1]), flush=True)
+        if cfg.lockstep:
+            sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=0.001))
+            r = measure_row(sim, sim.names, cfg, accel=0.0, rate_hz=0.0, lockstep=True)
+            rows.append({"sim": "stand-in", "mode": "lockstep", "spacecraft": n,
+                         "speed": float("nan"), "asked_hz": float("nan"), **r})
+            print(_line(rows[-1]), flush=True)
+    if cfg.real_sim:
+        rows += _real_rows(cfg)
+    return rows
+
+
+def _real_rows(cfg: BridgeBenchCfg) -> list[dict]:
+    from orbitlab.bridge.sim import SceneAdapter, SceneAdapterCfg
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.scene.scene import Scene
+
+    entry = "orbitlab_tasks.formation.formation_env_cfg:env_cfg"
+    rows = []
+    for mode, accel in (("lockstep", 0.0), ("paced", 1.0)):
+        scene_cfg = load_cfg(entry, num_envs=1).scene
+        if mode == "paced":
+            scene_cfg.timestep_s = 0.01  # 100 Hz ticks in real time (PWM 0.1 s = 10 steps)
+        scene = Scene(scene_cfg)
+        adapter = SceneAdapter(scene, SceneAdapterCfg(sensors=False, actuator_outputs=False))
+        names = list(adapter.free)
+        r = measure_row(adapter, names, cfg, accel=accel, rate_hz=0.0, lockstep=mode == "lockstep")
+        rows.append({"sim": "formation", "mode": mode, "spacecraft": len(names),
+                     "speed": accel if accel else float("nan"),
+                     "asked_hz": 100.0 if mode == "paced" else float("nan"), **r})
+        print(_line(rows[-1]), flush=True)
+    return rows
+
+
+HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'speed':>6s} {'asked Hz':>9s} "
+          f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s}")
+
+
+def _fmt(x: float, spec: str) -> str:
+    return "-" if np.isnan(x) else format(x, spec)
+
+
+def _line(row: dict) -> str:
+    speed = "max" if row["mode"] == "lockstep" else f"{row['speed']:g}x"
+    asked = "max" if np.isnan(row["asked_hz"]) else f"{row['asked_hz']:.0f}"
+    return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {speed:>6s} "
+            f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
+            f"{_fmt(row['commands_hz'], '9.0f')}")
+
+
+def format_bridge(rows: list[dict]) -> str:
+    return "\n".join([HEADER, *(_line(r) for r in rows)])

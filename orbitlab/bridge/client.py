@@ -1,0 +1,269 @@
+"""`orbitlab.bridge.Client`: the controller side of the bridge, for Python controllers.
+
+    with Client(ClientCfg(pub_port=5550, sub_port=5551, heartbeat_port=5552)) as client:
+        client.wait_connected()
+        state = client.wait_for("/leader/orbitlab/out/sc_states")
+        client.publish_force("leader", [0.1, 0.0, 0.0])          # N, body axes
+        client.publish_torque("leader", [0.0, 0.0, 0.01])        # N m, body axes
+        print(client.clock())                                     # follows /clock
+
+The client pings the simulator every 0.1 s from a thread (the same heartbeat as the ROS 2
+node), keeps the latest message of every telemetry topic (never conflated across topics),
+answers topic requests for the topics it publishes or subscribes to and acknowledges clock
+resets. By default it connects to a simulator in 'hub' mode; with `bind=True` it takes the
+ROS 2 node's place in front of a simulator in 'ros' mode.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Self
+
+import zmq
+
+from orbitlab.bridge import protocol
+from orbitlab.bridge.heartbeat import HeartbeatSender
+
+Key = tuple[str, str]
+
+
+@dataclass(kw_only=True)
+class ClientCfg:
+    host: str = "127.0.0.1"
+    pub_port: int = protocol.PUB_PORT
+    """The simulator's telemetry PUB port."""
+    sub_port: int = protocol.SUB_PORT
+    """The simulator's command SUB port."""
+    heartbeat_port: int = protocol.HEARTBEAT_PORT
+    bind: bool = False
+    """Bind the command and heartbeat ports (the ROS 2 node's role) instead of connecting."""
+    client_id: str = ""
+    """Id sent with commands and pings ('' : a unique one)."""
+    heartbeat: bool = True
+    hwm: int = 100000
+    """Telemetry frames queued at most before ZeroMQ drops."""
+    max_drain: int = 20000
+    """Most frames handled per poll."""
+    link_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
+    """The simulator counts as gone after this long without a message, s."""
+    diagnostics_kept: int = 1000
+
+
+class Client:
+    """Subscribe to telemetry, publish commands, follow the simulation clock."""
+
+    def __init__(self, cfg: ClientCfg | None = None, **overrides):
+        cfg = cfg or ClientCfg()
+        for key, value in overrides.items():
+            if not hasattr(cfg, key):
+                raise TypeError(f"unknown client option '{key}'")
+            setattr(cfg, key, value)
+        self.cfg = cfg
+        self.id = cfg.client_id or f"c{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.context = zmq.Context()
+        self.sub = self.context.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.RCVHWM, cfg.hwm)
+        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.sub.connect(f"tcp://{cfg.host}:{cfg.pub_port}")
+        self.pub = self.context.socket(zmq.PUB)
+        self.pub.setsockopt(zmq.LINGER, 0)
+        self.pub.setsockopt(zmq.SNDHWM, cfg.hwm)
+        command = f"tcp://{cfg.host}:{cfg.sub_port}"
+        self.pub.bind(command) if cfg.bind else self.pub.connect(command)
+        self.heartbeat = (HeartbeatSender(self.context, f"tcp://{cfg.host}:{cfg.heartbeat_port}",
+                                          bind=cfg.bind, client=self.id)
+                          if cfg.heartbeat else None)
+        self.poller = zmq.Poller()
+        self.poller.register(self.sub, zmq.POLLIN)
+        self.latest_messages: dict[Key, dict] = {}
+        self.counts: collections.Counter[Key] = collections.Counter()
+        self.callbacks: dict[Key, list[Callable[[dict], None]]] = {}
+        self.advertised: dict[Key, str] = {}
+        """Input topics this client publishes: (ns, topic) -> msg_type."""
+        self.subscribed: set[Key] = set()
+        self.diagnostics: collections.deque[dict] = collections.deque(
+            maxlen=cfg.diagnostics_kept)
+        self.topic_requests: dict[str, dict] = {}
+        self.clock_resets = 0
+        self.sim_time = 0.0
+        """Simulation time of the last clock message, s."""
+        self.accel = 0.0
+        """accelFactor of the last clock message."""
+        self._clock_wall = time.monotonic()
+        self._clock_out = 0.0
+        self._last_heard = -float("inf")
+        self._closed = False
+
+    # -------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.heartbeat is not None:
+            self.heartbeat.close()
+        self.sub.close(linger=0)
+        self.pub.close(linger=0)
+        self.context.term()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- topics
+    @staticmethod
+    def _key(topic: str | Key, namespace: str | None = None) -> Key:
+        if isinstance(topic, tuple):
+            return topic
+        if namespace is not None:
+            return (namespace, topic)
+        ns, _, short = protocol.split_topic(topic)
+        return (ns, short)
+
+    def subscribe(self, topic: str | Key, callback: Callable[[dict], None] | None = None
+                  ) -> Key:
+        """Take interest in a telemetry topic ('/<ns>/orbitlab/out/<topic>' or (ns, topic)),
+        optionally calling `callback(message)` on each arrival (inside `poll`)."""
+        key = self._key(topic)
+        self.subscribed.add(key)
+        if callback is not None:
+            self.callbacks.setdefault(key, []).append(callback)
+        return key
+
+    def advertise(self, namespace: str, topic: str, msg_type: str | None = None) -> None:
+        """Declare an input topic this client publishes (claims it for lockstep)."""
+        msg_type = msg_type or protocol.COMMAND_TOPICS[topic].msg_type
+        self.advertised[(namespace, topic)] = msg_type
+        self._send(protocol.topic_confirmation(namespace, msg_type, topic, "in", True, self.id))
+
+    # ------------------------------------------------------------- commands
+    def publish(self, namespace: str, topic: str, msg_type: str | None = None,
+                **fields) -> None:
+        """Send a command: payload `fields` (Basilisk names, e.g. forceRequestBody=[...])."""
+        msg_type = msg_type or protocol.COMMAND_TOPICS[topic].msg_type
+        if (namespace, topic) not in self.advertised:
+            self.advertised[(namespace, topic)] = msg_type
+        message = {"namespace": namespace, "msg_type": msg_type, "topic_name": topic,
+                   "timestamp": int(self.clock() * 1e9), "client": self.id, **fields}
+        self._send(message)
+
+    def publish_force(self, namespace: str, force_n) -> None:
+        """Body force, N, body axes (3)."""
+        self.publish(namespace, "cmd_force", forceRequestBody=[float(x) for x in force_n])
+
+    def publish_torque(self, namespace: str, torque_nm) -> None:
+        """Body torque about the centre of mass, N m, body axes (3)."""
+        self.publish(namespace, "cmd_torque", torqueRequestBody=[float(x) for x in torque_nm])
+
+    def publish_wheel_torque(self, namespace: str, torque_nm) -> None:
+        """Wheel motor torques, N m (one per wheel)."""
+        self.publish(namespace, "cmd_wheel_torque", motorTorque=[float(x) for x in torque_nm])
+
+    def send_raw(self, frame: bytes) -> None:
+        """Send any frame on the command socket (tests of the simulator's input checks)."""
+        self.pub.send(frame)
+
+    def _send(self, message: dict) -> None:
+        try:
+            self.pub.send(protocol.encode(message), zmq.NOBLOCK)
+        except zmq.Again:
+            pass
+
+    # -------------------------------------------------------------- receiving
+    def poll(self, timeout_s: float = 0.0) -> int:
+        """Wait up to `timeout_s` for telemetry, then handle what arrived (bounded)."""
+        if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
+            return 0
+        handled = 0
+        while handled < self.cfg.max_drain:
+            try:
+                frame = self.sub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            handled += 1
+            self._handle(frame)
+        return handled
+
+    def _handle(self, frame: bytes) -> None:
+        try:
+            message = protocol.decode(frame)
+        except protocol.ProtocolError:
+            return
+        self._last_heard = time.monotonic()
+        if "topic_request" in message:
+            self._answer_request(message)
+        elif "clock_reset" in message:
+            self.clock_resets += 1
+            self.sim_time, self.accel = 0.0, float(message.get("accelFactor", 0.0))
+            self._clock_wall, self._clock_out = time.monotonic(), 0.0
+            self._send({"clock_reset_ack": True, "sim_time": 0.0, "accelFactor": self.accel})
+        elif "sim_time" in message and "namespace" not in message:
+            self.sim_time = float(message["sim_time"])
+            self.accel = float(message.get("accelFactor", 0.0))
+            self._clock_wall = time.monotonic()
+        elif "namespace" in message and "topic_name" in message:
+            key = (message["namespace"], message["topic_name"])
+            self.latest_messages[key] = message
+            self.counts[key] += 1
+            if key == (protocol.DIAGNOSTICS_NS, protocol.DIAGNOSTICS_TOPIC):
+                self.diagnostics.append(message)
+            for callback in self.callbacks.get(key, ()):
+                callback(message)
+
+    def _answer_request(self, message: dict) -> None:
+        rid = str(message.get("request_id", ""))
+        self.topic_requests[rid] = message
+        key = (message.get("namespace"), message.get("topic_name"))
+        direction = message.get("direction")
+        if (direction == "in" and key in self.advertised) or (direction == "out"
+                                                              and key in self.subscribed):
+            self._send(protocol.topic_confirmation(key[0], message.get("msg_type", ""), key[1],
+                                                   direction, True, self.id))
+
+    # ------------------------------------------------------------------ views
+    def latest(self, topic: str | Key, namespace: str | None = None) -> dict | None:
+        """The latest message of a telemetry topic (None: none yet)."""
+        return self.latest_messages.get(self._key(topic, namespace))
+
+    def wait_for(self, topic: str | Key, timeout_s: float = 5.0, newer_than: float | None = None,
+                 predicate: Callable[[dict], bool] | None = None) -> dict:
+        """Poll until `topic` has a message (with `time` > `newer_than`, passing `predicate`)."""
+        key = self._key(topic)
+        self.subscribed.add(key)
+        end = time.monotonic() + timeout_s
+        while True:
+            message = self.latest_messages.get(key)
+            if message is not None and (newer_than is None or message["time"] > newer_than) \
+                    and (predicate is None or predicate(message)):
+                return message
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no message on {protocol.topic_path(*key, 'out')} within "
+                                   f"{timeout_s} s")
+            self.poll(min(remaining, 0.05))
+
+    def wait_connected(self, timeout_s: float = 5.0) -> None:
+        """Poll until the simulator's clock has been heard."""
+        end = time.monotonic() + timeout_s
+        while not self.link_alive():
+            if time.monotonic() > end:
+                raise TimeoutError(f"no clock from the simulator within {timeout_s} s")
+            self.poll(0.05)
+
+    def link_alive(self) -> bool:
+        """Whether the simulator was heard within `link_timeout_s`."""
+        return time.monotonic() - self._last_heard <= self.cfg.link_timeout_s
+
+    def clock(self) -> float:
+        """The simulation clock as /clock gives it: the last sim_time plus wall time since x
+        accelFactor, never going backwards (except after a clock reset), s."""
+        now = self.sim_time + (time.monotonic() - self._clock_wall) * self.accel
+        self._clock_out = max(self._clock_out, now)
+        return self._clock_out

@@ -1,0 +1,238 @@
+"""Wire facts of the external bridge (the simulator side of the BSK-ROS2 bridge protocol).
+
+Every message is one ZeroMQ frame holding one JSON object (see
+`shared/spec/bridge_protocol.md`):
+
+* telemetry (simulator -> controllers): `namespace`, `msg_type`, `topic_name`, `time` (s),
+  `stamp` {sec, nanosec} from simulation time, plus the payload fields lowercased;
+* clock: `sim_time` (s) and `accelFactor` (wall-clock speed-up, 0: the clock moves only with
+  simulation updates), once per bridge tick;
+* topic request / confirmation: `topic_request` / `topic_confirmation`, `namespace`,
+  `msg_type`, `topic_name`, `direction` ('in' | 'out'), `request_id` =
+  `{ns}_{msgType}_{topic}_{dir}` (and `success` in a confirmation);
+* clock reset: `clock_reset`, `sim_time` = 0.0, `accelFactor`; answered by `clock_reset_ack`;
+* heartbeat (controllers -> simulator, own socket): `{"msg": "ping"}` every 0.1 s;
+* commands (controllers -> simulator): `namespace`, `msg_type`, `timestamp` (ns), optional
+  `topic_name`, plus payload fields; names match after lowercasing and removing underscores.
+
+orbitlab's own tools add an optional `client` field (an id) to commands, confirmations and
+pings so that a vanished client's lockstep topics can be released.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+try:  # optional fast JSON codec; the stdlib codec is the reference
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - depends on the environment
+    _msgspec = None
+
+PUB_PORT = 5550
+"""Telemetry out: the simulator's PUB binds here."""
+SUB_PORT = 5551
+"""Commands in: the simulator's SUB (connects in 'ros' mode, binds in 'hub' mode)."""
+HEARTBEAT_PORT = 5552
+"""Heartbeat: the simulator's SUB, served by a background thread."""
+HEARTBEAT_PERIOD_S = 0.1
+"""Period of the controllers' pings, s."""
+HEARTBEAT_TIMEOUT_S = 1.0
+"""The link counts as lost after this long without a ping, s."""
+TOPIC_RETRY_S = 2.0
+"""Topic requests are re-sent this often until confirmed, s."""
+TOPIC_RETRIES = 10
+"""... at most this many times."""
+ROS_PREFIX = "bsk"
+"""Middle segment of the ROS 2 topic names: /<ns>/bsk/<in|out>/<topic>."""
+OWN_PREFIX = "orbitlab"
+"""Middle segment of orbitlab's own topic names: /<ns>/orbitlab/<in|out>/<topic>."""
+META_FIELDS = frozenset({"namespace", "msgtype", "topicname", "time", "timestamp", "stamp",
+                         "client"})
+"""Normalized command fields that are not payload."""
+DIAGNOSTICS_NS, DIAGNOSTICS_TOPIC = "bridge", "diagnostics"
+"""Where rejected input is reported: /bridge/orbitlab/out/diagnostics."""
+ENV_NS, ENV_TOPIC = "env", "environment"
+"""Where the environment is published: /env/orbitlab/out/environment."""
+MAX_EFF_CNT = 36
+"""Basilisk's array length of ArrayMotorTorqueMsgPayload.motorTorque."""
+
+
+class ProtocolError(ValueError):
+    """A rejected message: `code` names the kind (e.g. 'malformed_json'), `topic` the target."""
+
+    def __init__(self, code: str, message: str, topic: str = ""):
+        super().__init__(message)
+        self.code, self.topic = code, topic
+
+
+def normalize(name: str) -> str:
+    """Field-name key for matching: lowercased, underscores removed ('forceRequestBody' ->
+    'forcerequestbody', 'r_BN_N' -> 'rbnn')."""
+    return name.lower().replace("_", "")
+
+
+def request_id(namespace: str, msg_type: str, topic: str, direction: str) -> str:
+    """The handshake id `{ns}_{msgType}_{topic}_{dir}`."""
+    return f"{namespace}_{msg_type}_{topic}_{direction}"
+
+
+def topic_path(namespace: str, topic: str, direction: str, prefix: str = OWN_PREFIX) -> str:
+    """Full topic name `/<ns>/<prefix>/<in|out>/<topic>`."""
+    return f"/{namespace}/{prefix}/{direction}/{topic}"
+
+
+def split_topic(name: str) -> tuple[str, str, str]:
+    """(namespace, direction, topic) of `/<ns>/<bsk|orbitlab>/<in|out>/<topic>`."""
+    parts = name.strip("/").split("/")
+    if len(parts) != 4 or parts[1] not in (ROS_PREFIX, OWN_PREFIX) or parts[2] not in ("in",
+                                                                                      "out"):
+        raise ValueError(f"topic '{name}' is not /<ns>/orbitlab/<in|out>/<topic>")
+    return parts[0], parts[2], parts[3]
+
+
+def short_topic(name: str) -> str:
+    """A wire `topic_name` as the short topic ('/sat/bsk/in/cmd_force' -> 'cmd_force')."""
+    if "/" not in name:
+        return name
+    try:
+        return split_topic(name)[2]
+    except ValueError:
+        return name
+
+
+def stamp(time_s: float) -> dict[str, int]:
+    """ROS time stamp {sec, nanosec} of a simulation time, s."""
+    ns = round(time_s * 1e9)
+    return {"sec": ns // 1_000_000_000, "nanosec": ns % 1_000_000_000}
+
+
+# ----------------------------------------------------------------------------- codec
+def encode(message: dict[str, Any]) -> bytes:
+    """One JSON frame (UTF-8)."""
+    if _msgspec is not None:
+        return _msgspec.json.encode(message)
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def decode(frame: bytes) -> dict[str, Any]:
+    """A JSON object from a frame; raises ProtocolError('malformed_json') otherwise.
+
+    NaN / Infinity tokens (which Python's json writes) are accepted here and rejected
+    later by the payload check, with a clearer message.
+    """
+    if _msgspec is not None:
+        try:
+            value = _msgspec.json.decode(frame)
+        except (_msgspec.DecodeError, UnicodeDecodeError):
+            value = _slow_decode(frame)
+    else:
+        value = _slow_decode(frame)
+    if not isinstance(value, dict):
+        raise ProtocolError("malformed_json", f"message must be a JSON object, got "
+                                              f"{type(value).__name__}")
+    return value
+
+
+def _slow_decode(frame: bytes) -> Any:
+    try:
+        return json.loads(frame)
+    except (ValueError, UnicodeDecodeError) as error:
+        text = bytes(frame[:60]).decode("utf-8", "replace")
+        raise ProtocolError("malformed_json", f"malformed JSON ({error}): {text!r}") from None
+
+
+# ------------------------------------------------------------------------ commands
+@dataclass(frozen=True)
+class CommandType:
+    """An input topic's message: Basilisk type name and its vector payload fields."""
+
+    msg_type: str
+    fields: dict[str, str]
+    """Normalized field key -> the field's Basilisk name."""
+
+
+FORCE = CommandType("CmdForceBodyMsgPayload", {"forcerequestbody": "forceRequestBody"})
+"""Body force, N, body axes (3)."""
+TORQUE = CommandType("CmdTorqueBodyMsgPayload", {"torquerequestbody": "torqueRequestBody"})
+"""Body torque about the centre of mass, N m, body axes (3)."""
+WHEEL_TORQUE = CommandType("ArrayMotorTorqueMsgPayload", {"motortorque": "motorTorque"})
+"""Wheel motor torques, N m (one per wheel, or Basilisk's 36 with the rest zero)."""
+COMMAND_TOPICS = {"cmd_force": FORCE, "cmd_torque": TORQUE, "cmd_wheel_torque": WHEEL_TORQUE}
+"""Input topic -> its message type."""
+
+
+def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
+                 topic: str) -> list[float]:
+    """The single vector payload of a command (checked: fields, shape, finite numbers).
+
+    `length` is the expected number of values; for wheel torques Basilisk's fixed 36-long
+    array is also accepted when the entries past `length` are zero.
+    """
+    payload = {}
+    for key, value in message.items():
+        norm = normalize(key)
+        if norm in META_FIELDS:
+            continue
+        if norm not in ctype.fields:
+            raise ProtocolError("unknown_field", f"{topic}: unknown field '{key}' (expected "
+                                f"{', '.join(ctype.fields.values())})", topic)
+        payload[norm] = (key, value)
+    missing = [name for norm, name in ctype.fields.items() if norm not in payload]
+    if missing:
+        raise ProtocolError("missing_field", f"{topic}: missing field {missing[0]}", topic)
+    (key, value), = payload.values()
+    if not isinstance(value, list):
+        raise ProtocolError("bad_shape", f"{topic}: '{key}' must be a list of {length} numbers, "
+                            f"got {type(value).__name__}", topic)
+    ok_len = len(value) == length or (ctype is WHEEL_TORQUE and len(value) == MAX_EFF_CNT
+                                      and length <= MAX_EFF_CNT)
+    if not ok_len:
+        raise ProtocolError("bad_shape", f"{topic}: '{key}' must have {length} values, got "
+                            f"{len(value)}", topic)
+    out = []
+    for i, x in enumerate(value):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise ProtocolError("bad_type", f"{topic}: '{key}'[{i}] must be a number, got "
+                                f"{x!r}", topic)
+        if not math.isfinite(x):
+            raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is {x} (NaN or inf)",
+                                topic)
+        out.append(float(x))
+    if len(out) > length:
+        if any(out[length:]):
+            raise ProtocolError("bad_shape", f"{topic}: '{key}' has non-zero values past the "
+                                f"{length} wheels", topic)
+        out = out[:length]
+    return out
+
+
+def telemetry(namespace: str, msg_type: str, topic: str, time_s: float,
+              payload: dict[str, Any]) -> dict[str, Any]:
+    """A telemetry message (payload field names lowercased)."""
+    message = {"namespace": namespace, "msg_type": msg_type, "topic_name": topic,
+               "time": time_s, "stamp": stamp(time_s)}
+    for key, value in payload.items():
+        message[key.lower()] = value
+    return message
+
+
+def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:
+    """The simulator's request that the other side create a topic."""
+    return {"topic_request": True, "namespace": namespace, "msg_type": msg_type,
+            "topic_name": topic, "direction": direction,
+            "request_id": request_id(namespace, msg_type, topic, direction)}
+
+
+def topic_confirmation(namespace: str, msg_type: str, topic: str, direction: str,
+                       success: bool = True, client: str = "") -> dict[str, Any]:
+    """The answer to a topic request (also sent unasked by orbitlab's Client)."""
+    message = {"topic_confirmation": True, "namespace": namespace, "msg_type": msg_type,
+               "topic_name": topic, "direction": direction,
+               "request_id": request_id(namespace, msg_type, topic, direction),
+               "success": bool(success)}
+    if client:
+        message["client"] = client
+    return message

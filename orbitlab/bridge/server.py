@@ -1,0 +1,496 @@
+"""The simulator side of the bridge: ZeroMQ sockets, topic handshake, pacing, lockstep.
+
+    server = BridgeServer(SceneAdapter(scene), BridgeCfg(rate_hz=50, accel=1.0))
+    print(server.endpoints)
+    server.run()                    # until server.stop() / Ctrl-C
+    server.close()
+
+One bridge tick advances the simulation by `rate_hz`'s period (a whole number of physics
+steps) and then publishes the clock and every due telemetry topic:
+
+1. wait until the next state is due on the wall clock (paced) - or not at all (accel = 0) -
+   while draining commands into per-topic latest-value buffers;
+2. without a heartbeat: with `require_bridge` pause here (and re-anchor the pacing clock
+   when the link returns); otherwise go on without publishing;
+3. in lockstep: wait until every command topic claimed by a live client (or listed in
+   `lockstep_topics`) has a message newer than the last published state;
+4. hand changed commands to the simulation, step, publish.
+
+Bad input never stops the loop: each rejected message gives a log line and a message on
+/bridge/orbitlab/out/diagnostics ({level, code, message, topic, suppressed}).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Literal, Self
+
+import zmq
+
+from orbitlab.bridge import protocol
+from orbitlab.bridge.heartbeat import HeartbeatMonitor
+from orbitlab.bridge.pacing import Pacer, PacerCfg
+from orbitlab.bridge.topics import CommandSlot, TopicSpec, TopicTable
+
+log = logging.getLogger("orbitlab.bridge")
+COMMAND_TYPES = {t.msg_type: t for t in protocol.COMMAND_TOPICS.values()}
+
+
+@dataclass(kw_only=True)
+class BridgeCfg:
+    """Sockets, pacing and limits of the simulator side."""
+
+    host: str = "127.0.0.1"
+    """Interface to bind (and to connect to in 'ros' mode)."""
+    pub_port: int = protocol.PUB_PORT
+    """Telemetry PUB (bound); 0: a free port."""
+    sub_port: int = protocol.SUB_PORT
+    """Command SUB; 0 (hub mode only): a free port."""
+    heartbeat_port: int = protocol.HEARTBEAT_PORT
+    """Heartbeat SUB; 0 (hub mode only): a free port."""
+    mode: Literal["hub", "ros"] = "hub"
+    """'ros': as the public node expects (the node binds 5551/5552, the simulator connects);
+    'hub': the simulator binds all three, so any number of Clients can connect."""
+    rate_hz: float = 0.0
+    """Bridge tick rate in simulated Hz (rounded to whole physics steps); 0: every step."""
+    accel: float = 1.0
+    """Simulated seconds per wall second (1: real time); 0: as fast as possible."""
+    lockstep: bool = False
+    """Step only when every claimed command topic has a fresh message (see the module doc)."""
+    lockstep_topics: tuple[str, ...] | None = None
+    """Lockstep topics ('ns/topic' or full names); None: those claimed by live clients."""
+    lockstep_spin_s: float = 5e-4
+    """While waiting in lockstep, poll without blocking for this long before sleeping in the
+    poller (wall s): lower round-trip latency for some CPU."""
+    lockstep_republish_s: float = 0.1
+    """While waiting in lockstep, re-send the last state this often (wall s), for late joiners."""
+    require_bridge: bool = False
+    """Wait for a heartbeat at start and pause while the link is lost."""
+    heartbeat_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
+    """No ping for longer than this: link (or client) lost, s."""
+    topic_retry_s: float = protocol.TOPIC_RETRY_S
+    topic_retries: int = protocol.TOPIC_RETRIES
+    telemetry_rate_hz: float = 0.0
+    """Default publisher rate limit of telemetry topics without their own (sensors), Hz."""
+    rate_in_wall_clock: bool = False
+    """Publisher rate limits count wall-clock instead of simulated seconds."""
+    max_drain: int = 2000
+    """Most command frames handled per service call (a flood cannot stall a tick)."""
+    max_command_rate_hz: float = 0.0
+    """Inbound limit per command topic, wall Hz (0: none); excess frames are dropped."""
+    send_hwm: int = 20000
+    """Outgoing frames queued at most per subscriber (then dropped), bounding memory."""
+    recv_hwm: int = 20000
+    """Incoming frames queued at most per publisher."""
+    max_message_bytes: int = 65536
+    """Larger frames are refused by ZeroMQ (the sender is disconnected)."""
+    max_lag_s: float = 0.25
+    """Pacing: reset the schedule when behind by more than this, wall s."""
+    diagnostics_per_s: float = 50.0
+    """Diagnostics messages and log lines per wall second at most (the rest are counted)."""
+
+
+@dataclass
+class BridgeStats:
+    """Counters of a running bridge."""
+
+    ticks: int = 0
+    commands: int = 0
+    """Accepted command messages."""
+    rejected: dict[str, int] = field(default_factory=dict)
+    """Rejected messages by code."""
+    rate_dropped: int = 0
+    published: int = 0
+    paused_s: float = 0.0
+    lockstep_wait_s: float = 0.0
+    link_losses: int = 0
+    requests_sent: int = 0
+    """Topic requests sent (first tries and retries)."""
+
+
+class BridgeServer:
+    """Serves one simulation adapter (`SceneAdapter` or `StandInSim`) over ZeroMQ."""
+
+    def __init__(self, sim, cfg: BridgeCfg | None = None):
+        self.sim, self.cfg = sim, cfg or BridgeCfg()
+        c = self.cfg
+        if c.mode not in ("hub", "ros"):
+            raise ValueError(f"mode must be 'hub' or 'ros', got {c.mode!r}")
+        if c.mode == "ros" and (c.sub_port == 0 or c.heartbeat_port == 0):
+            raise ValueError("'ros' mode connects to the node's ports: give sub_port and "
+                             "heartbeat_port")
+        if c.rate_hz < 0 or c.accel < 0:
+            raise ValueError(f"rate_hz and accel must be >= 0, got {c.rate_hz}, {c.accel}")
+        dt = sim.physics_dt
+        self.nstep = max(1, round(1.0 / (c.rate_hz * dt))) if c.rate_hz > 0 else 1
+        self.tick_s = self.nstep * dt
+        """Simulated seconds per bridge tick."""
+        self.table = TopicTable()
+        for spec in sim.topics():
+            if spec.direction == "out" and spec.max_rate_hz == 0.0:
+                spec.max_rate_hz = c.telemetry_rate_hz
+            self.table.add(spec, c.max_command_rate_hz)
+        self._lockstep_keys = self._resolve_lockstep(c.lockstep_topics)
+        self.stats = BridgeStats()
+        self.pacer = Pacer(PacerCfg(accel=c.accel, max_lag_s=c.max_lag_s))
+        self.context = zmq.Context()
+        try:
+            self._open_sockets()
+        except BaseException:
+            self.context.destroy(linger=0)
+            raise
+        self._linked = False
+        self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
+        self._last_frames: list[bytes] = []
+        self._diag = {"window": time.monotonic(), "count": 0, "suppressed": 0}
+        self._running = False
+        self._closed = False
+        self._next_housekeeping = -float("inf")
+        self._publish_state(initial=True)
+
+    # ---------------------------------------------------------------- sockets
+    def _open_sockets(self) -> None:
+        c, hub = self.cfg, self.cfg.mode == "hub"
+        self.pub = self.context.socket(zmq.PUB)
+        self.pub.setsockopt(zmq.LINGER, 0)
+        self.pub.setsockopt(zmq.SNDHWM, c.send_hwm)
+        self.sub = self.context.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.RCVHWM, c.recv_hwm)
+        self.sub.setsockopt(zmq.MAXMSGSIZE, c.max_message_bytes)
+        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        pub = _bind(self.pub, c.host, c.pub_port)
+        sub = _bind(self.sub, c.host, c.sub_port) if hub else _connect(self.sub, c.host,
+                                                                        c.sub_port)
+        self.heartbeat = HeartbeatMonitor(
+            self.context, f"tcp://{c.host}:{c.heartbeat_port or '*'}", bind=hub,
+            timeout_s=c.heartbeat_timeout_s)
+        hb = self.heartbeat.endpoint
+        self.endpoints = {"telemetry": pub, "commands": sub, "heartbeat": hb}
+        """Endpoints: the simulator's PUB (bound), command SUB and heartbeat SUB."""
+        self.poller = zmq.Poller()
+        self.poller.register(self.sub, zmq.POLLIN)
+
+    def close(self) -> None:
+        """Close every socket (linger 0) and the context; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.heartbeat.close()
+        self.pub.close(linger=0)
+        self.sub.close(linger=0)
+        self.context.term()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------- loop
+    def run(self, duration_s: float | None = None, max_ticks: int | None = None,
+            stop=None) -> BridgeStats:
+        """Tick until `stop()` / `stop` (a threading.Event) is set, `duration_s` wall seconds
+        passed or `max_ticks` ticks stepped."""
+        self._running = True
+        start = time.monotonic()
+        ticks0 = self.stats.ticks
+        self.pacer.reset(self.sim.time_s)
+        while self._running and not (stop is not None and stop.is_set()):
+            if duration_s is not None and time.monotonic() - start >= duration_s:
+                break
+            if max_ticks is not None and self.stats.ticks - ticks0 >= max_ticks:
+                break
+            self.tick()
+        self._running = False
+        return self.stats
+
+    def stop(self) -> None:
+        """Make `run` return after the current tick."""
+        self._running = False
+
+    def tick(self, max_wait_s: float = 0.1) -> bool:
+        """One bridge tick; returns False when it did not step (paused or waiting for
+        lockstep commands for `max_wait_s`)."""
+        t_next = self.sim.time_s + self.tick_s
+        self.pacer.wait(t_next, self.service)
+        if not self._check_link():
+            t0 = time.monotonic()
+            self.service(min(max_wait_s, 0.05))
+            self.stats.paused_s += time.monotonic() - t0
+            return False
+        if self.cfg.lockstep and not self._lockstep_ready(max_wait_s):
+            return False
+        for slot in self.table.inputs.values():
+            if slot.changed:
+                self.sim.apply(slot.spec.namespace, slot.spec.topic, slot.value)
+                slot.changed = False
+            slot.fresh = False
+        self.sim.step(self.nstep)
+        self.stats.ticks += 1
+        self._publish_state()
+        return True
+
+    # ------------------------------------------------------------------- link
+    def linked(self) -> bool:
+        """Whether any controller pinged within the heartbeat timeout."""
+        return self.heartbeat.alive()
+
+    def _check_link(self) -> bool:
+        """Handle link transitions; False when the simulation must pause."""
+        up = self.heartbeat.alive()
+        if up and not self._linked:
+            log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
+            self.table.request_all()
+            self._next_housekeeping = -float("inf")
+            self.pacer.reset(self.sim.time_s)
+            self._linked = True
+            self._publish_state()  # the current state at once: nobody has it yet
+        elif self._linked and not up:
+            self.stats.link_losses += 1
+            self._diagnose("link_lost", f"no heartbeat for {self.cfg.heartbeat_timeout_s} s"
+                           + ("; simulation paused" if self.cfg.require_bridge else ""),
+                           level="warn")
+        self._linked = up
+        return up or not self.cfg.require_bridge
+
+    # --------------------------------------------------------------- lockstep
+    def _resolve_lockstep(self, names) -> list[tuple[str, str]] | None:
+        if names is None:
+            return None
+        keys = []
+        for name in names:
+            if name.startswith("/"):
+                ns, _, topic = protocol.split_topic(name)
+            else:
+                ns, _, topic = name.partition("/")
+            if (ns, topic) not in self.table.inputs:
+                raise ValueError(f"lockstep topic '{name}' is not an input topic (known: "
+                                 f"{', '.join(s.spec.path for s in self.table.inputs.values())})")
+            keys.append((ns, topic))
+        return keys
+
+    def required_topics(self) -> list[CommandSlot]:
+        """The command topics lockstep waits for now."""
+        if self._lockstep_keys is not None:
+            return [self.table.inputs[k] for k in self._lockstep_keys]
+        required = []
+        for slot in self.table.inputs.values():
+            if slot.owner is None:
+                continue
+            if not self.heartbeat.alive(slot.owner):
+                self._diagnose("client_lost", f"{slot.spec.path}: client '{slot.owner}' "
+                               "stopped pinging; lockstep no longer waits for it",
+                               topic=slot.spec.path, level="warn")
+                slot.owner = None
+                continue
+            required.append(slot)
+        return required
+
+    def _lockstep_ready(self, max_wait_s: float) -> bool:
+        t0 = time.monotonic()
+        last_send = t0
+        spin_until = t0 + self.cfg.lockstep_spin_s
+        while True:
+            required = self.required_topics()
+            if required and all(s.fresh for s in required):
+                self.stats.lockstep_wait_s += time.monotonic() - t0
+                return True
+            now = time.monotonic()
+            if now - t0 >= max_wait_s:
+                self.stats.lockstep_wait_s += now - t0
+                return False
+            if now - last_send >= self.cfg.lockstep_republish_s:
+                last_send = now
+                self._republish()
+            if now < spin_until:
+                self.service(0.0)
+            else:
+                self.service(min(0.01, max(0.0, max_wait_s - (now - t0))))
+
+    # ---------------------------------------------------------------- inbound
+    def service(self, timeout_s: float = 0.0) -> int:
+        """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames."""
+        if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
+            self._housekeeping()
+            return 0
+        handled = 0
+        while handled < self.cfg.max_drain:
+            try:
+                frame = self.sub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            handled += 1
+            self.handle(frame)
+        self._housekeeping()
+        return handled
+
+    def handle(self, frame: bytes) -> None:
+        """Handle one frame from the command socket (never raises on bad input)."""
+        try:
+            message = protocol.decode(frame)
+            if "topic_confirmation" in message:
+                self._confirm(message)
+            elif "clock_reset_ack" in message:
+                self._clock["acked"] = True
+            elif message.get("msg") == "ping":
+                self.heartbeat.touch(str(message.get("client", "")))
+            else:
+                self._command(message)
+        except protocol.ProtocolError as error:
+            self.stats.rejected[error.code] = self.stats.rejected.get(error.code, 0) + 1
+            self._diagnose(error.code, str(error), topic=error.topic)
+
+    def _command(self, message: dict) -> None:
+        ns = message.get("namespace")
+        if not isinstance(ns, str) or not ns:
+            raise protocol.ProtocolError("missing_field", "command without a 'namespace' "
+                                         f"(fields: {', '.join(map(str, message)) or 'none'})")
+        topic, msg_type = message.get("topic_name"), message.get("msg_type")
+        if topic is not None and not isinstance(topic, str) or (
+                msg_type is not None and not isinstance(msg_type, str)):
+            raise protocol.ProtocolError("bad_type", "topic_name and msg_type must be strings")
+        if not topic and not msg_type:
+            raise protocol.ProtocolError("missing_field", f"command to '{ns}' names neither "
+                                         "topic_name nor msg_type", f"/{ns}")
+        client = message.get("client")
+        client = str(client) if client is not None else ""
+        if client:
+            self.heartbeat.touch(client)
+        slot = self.table.route(ns, topic, msg_type)
+        if slot.bucket is not None and not slot.bucket.take(time.monotonic()):
+            slot.dropped += 1
+            self.stats.rate_dropped += 1
+            self._diagnose("rate_limited", f"{slot.spec.path}: over "
+                           f"{self.cfg.max_command_rate_hz} Hz, frame dropped "
+                           f"({slot.dropped} so far)", topic=slot.spec.path, level="warn")
+            return
+        values = protocol.parse_vector(message, COMMAND_TYPES[slot.spec.msg_type],
+                                       slot.spec.length, slot.spec.path)
+        slot.value, slot.fresh, slot.changed = values, True, True
+        slot.received += 1
+        self.stats.commands += 1
+        if self.cfg.lockstep and slot.owner is None:
+            slot.owner = client
+
+    def _confirm(self, message: dict) -> None:
+        rid = message.get("request_id")
+        handshake = self.table.handshakes.get(rid) if isinstance(rid, str) else None
+        if handshake is None:
+            raise protocol.ProtocolError("unknown_topic", f"confirmation of unknown request "
+                                         f"'{rid}'", str(rid))
+        handshake.confirmed = True
+        handshake.success = bool(message.get("success", False))
+        if not handshake.success:
+            log.info("bridge: %s not created on the other side", handshake.spec.path)
+        spec = handshake.spec
+        if spec.direction == "in" and handshake.success and self.cfg.lockstep:
+            slot = self.table.inputs[spec.key]
+            if slot.owner is None:
+                slot.owner = str(message.get("client", ""))
+
+    # --------------------------------------------------------------- outbound
+    def _send(self, message: dict) -> bytes | None:
+        frame = protocol.encode(message)
+        try:
+            self.pub.send(frame, zmq.NOBLOCK)
+        except zmq.Again:  # a PUB never blocks, but be safe
+            return None
+        self.stats.published += 1
+        return frame
+
+    def _publish_state(self, initial: bool = False) -> None:
+        """The clock and every due telemetry topic of the current state."""
+        self._housekeeping()
+        if not (self._linked or initial and self.heartbeat.alive()):
+            return
+        t = self.sim.time_s
+        c = self.cfg
+        frames = [self._send({"sim_time": t, "accelFactor": c.accel})]
+        now = time.monotonic() if c.rate_in_wall_clock else t
+        due = [k for k, lim in self.table.limiters.items() if lim.due(now)]
+        for key, payload in self.sim.payloads(due).items():
+            spec = self.table.outputs[key]
+            frames.append(self._send(protocol.telemetry(spec.namespace, spec.msg_type,
+                                                        spec.topic, t, payload)))
+        self._last_frames = [f for f in frames if f is not None]
+
+    def _republish(self) -> None:
+        if not self._last_frames:
+            self._publish_state()
+        for frame in self._last_frames:
+            try:
+                self.pub.send(frame, zmq.NOBLOCK)
+            except zmq.Again:
+                break
+
+    def _housekeeping(self) -> None:
+        """Topic requests and the clock reset, re-sent until answered (bounded retries)."""
+        now = time.monotonic()
+        if now < self._next_housekeeping:
+            return
+        self._next_housekeeping = now + 0.05
+        c = self.cfg
+        clock = self._clock
+        if (not clock["acked"] and clock["sent"] < c.topic_retries
+                and now - clock["last"] >= c.topic_retry_s):
+            clock["sent"] += 1
+            clock["last"] = now
+            self._send({"clock_reset": True, "sim_time": 0.0, "accelFactor": c.accel})
+        for h in self.table.handshakes.values():
+            if h.confirmed or h.sent >= c.topic_retries or now - h.last_sent < c.topic_retry_s:
+                continue
+            h.sent += 1
+            h.last_sent = now
+            self.stats.requests_sent += 1
+            s = h.spec
+            self._send(protocol.topic_request(s.namespace, s.msg_type, s.topic, s.direction))
+
+    def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error") -> None:
+        """A log line and a diagnostics message, at most `diagnostics_per_s` per second."""
+        d, now = self._diag, time.monotonic()
+        if now - d["window"] >= 1.0:
+            d["window"], d["count"] = now, 0
+        if d["count"] >= self.cfg.diagnostics_per_s:
+            d["suppressed"] += 1
+            return
+        d["count"] += 1
+        (log.warning if level == "warn" else log.error)("bridge %s: %s", code, message)
+        t = self.sim.time_s
+        self._send(protocol.telemetry(protocol.DIAGNOSTICS_NS, "OrbitlabDiagnosticMsgPayload",
+                                      protocol.DIAGNOSTICS_TOPIC, t,
+                                      {"level": level, "code": code, "message": message,
+                                       "topic": topic, "suppressed": d["suppressed"]}))
+        d["suppressed"] = 0
+
+    # ------------------------------------------------------------------ reset
+    def reset(self) -> None:
+        """Reset the simulation to t = 0: commands cleared, clock reset sent again."""
+        self.sim.reset()
+        for slot in self.table.inputs.values():
+            slot.value, slot.fresh, slot.changed = None, False, False
+        for lim in self.table.limiters.values():
+            lim.reset()
+        self._clock.update(sent=0, last=-float("inf"), acked=False)
+        self._next_housekeeping = -float("inf")
+        self.pacer.reset(0.0)
+        self._publish_state(initial=True)
+
+    def topic_specs(self) -> list[TopicSpec]:
+        return [*self.table.outputs.values(), *(s.spec for s in self.table.inputs.values())]
+
+
+def _bind(socket: zmq.Socket, host: str, port: int) -> str:
+    if port == 0:
+        socket.bind(f"tcp://{host}:*")
+    else:
+        socket.bind(f"tcp://{host}:{port}")
+    return socket.getsockopt_string(zmq.LAST_ENDPOINT)
+
+
+def _connect(socket: zmq.Socket, host: str, port: int) -> str:
+    endpoint = f"tcp://{host}:{port}"
+    socket.connect(endpoint)
+    return endpoint

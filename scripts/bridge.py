@@ -1,0 +1,112 @@
+"""Serve one world of a task's scene over the external bridge (ZeroMQ, ROS 2 topic style).
+
+    python scripts/bridge.py task=formation
+    python scripts/bridge.py task=formation rate_hz=20 accel=10
+    python scripts/bridge.py task=formation lockstep=true accel=0
+    python scripts/bridge.py task=formation mode=ros require_bridge=true   # public ROS 2 node
+
+Arguments are key=value: task (case-insensitive task name), rate_hz (bridge ticks per
+simulated second, rounded to whole physics steps; 0: every physics step), accel (simulated
+seconds per wall second; 0: as fast as possible), lockstep (step only when every claimed
+command topic has a fresh message), require_bridge (wait for a heartbeat, pause without one),
+mode (hub: the simulator binds all ports, for orbitlab Clients; ros: connect to the public
+ROS 2 node's command and heartbeat ports), host, pub_port, sub_port, heartbeat_port (0: a
+free port, hub mode), duration (wall s, 0: until Ctrl-C), telemetry_rate_hz (default
+publisher rate limit), log (logging level).
+
+The simulation is a bare Scene of the task's RL config with one world: every spacecraft is
+commanded through the bridge (body force/torque -> its thruster group's allocation and PWM;
+wheel torques where it has wheels), no agent graph or policy runs inside.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+
+DEFAULTS = {"task": "formation", "rate_hz": "0", "accel": "1", "lockstep": "false",
+            "require_bridge": "false", "mode": "hub", "host": "127.0.0.1", "pub_port": "5550",
+            "sub_port": "5551", "heartbeat_port": "5552", "duration": "0",
+            "telemetry_rate_hz": "0", "log": "INFO"}
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def parse(argv: list[str]) -> dict[str, str]:
+    args = dict(DEFAULTS)
+    for item in argv:
+        key, sep, value = item.partition("=")
+        if not sep or key not in DEFAULTS:
+            raise SystemExit(f"bad argument '{item}': use key=value with key in "
+                             f"{', '.join(DEFAULTS)}")
+        args[key] = value
+    for key in ("lockstep", "require_bridge"):
+        if args[key].lower() not in TRUE + FALSE:
+            raise SystemExit(f"{key} must be true or false, got '{args[key]}'")
+    if args["mode"] not in ("hub", "ros"):
+        raise SystemExit(f"mode must be hub or ros, got '{args['mode']}'")
+    return args
+
+
+def task_name(name: str) -> str:
+    """The registered task name matching `name` case-insensitively."""
+    import orbitlab_tasks
+
+    key = name.removeprefix("Orbitlab-").removesuffix("-v0").lower()
+    for known in orbitlab_tasks.TASKS:
+        if known.lower() == key:
+            return known
+    raise SystemExit(f"unknown task '{name}'; known: {', '.join(orbitlab_tasks.TASKS)}")
+
+
+def build(args: dict[str, str]):
+    """(BridgeServer, task name) for the parsed arguments."""
+    from orbitlab.bridge import BridgeCfg, BridgeServer, SceneAdapter
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.scene.scene import Scene
+    from orbitlab_tasks import task_entry
+
+    name = task_name(args["task"])
+    cfg = load_cfg(task_entry(name).env_cfg, num_envs=1)
+    scene = Scene(cfg.scene)
+    bridge_cfg = BridgeCfg(
+        host=args["host"], pub_port=int(args["pub_port"]), sub_port=int(args["sub_port"]),
+        heartbeat_port=int(args["heartbeat_port"]), mode=args["mode"],
+        rate_hz=float(args["rate_hz"]), accel=float(args["accel"]),
+        lockstep=args["lockstep"].lower() in TRUE,
+        require_bridge=args["require_bridge"].lower() in TRUE,
+        telemetry_rate_hz=float(args["telemetry_rate_hz"]))
+    return BridgeServer(SceneAdapter(scene), bridge_cfg), name
+
+
+def describe(server, name: str) -> str:
+    lines = [(f"orbitlab bridge: task {name}, {server.cfg.mode} mode, tick {server.tick_s:g} s "
+             f"({server.nstep} physics steps), accel {server.cfg.accel:g}"
+             f"{' (as fast as possible)' if server.cfg.accel == 0 else ''}, lockstep "
+             f"{server.cfg.lockstep}, require_bridge {server.cfg.require_bridge}")]
+    lines += [f"  {role:9s} {endpoint}" for role, endpoint in server.endpoints.items()]
+    for spec in server.topic_specs():
+        rate = f" (<= {spec.max_rate_hz:g} Hz)" if spec.max_rate_hz else ""
+        lines.append(f"  {spec.direction:3s} {spec.path}  [{spec.msg_type}]{rate}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    logging.basicConfig(level=args["log"].upper(), format="%(asctime)s %(message)s")
+    server, name = build(args)
+    print(describe(server, name), flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    duration = float(args["duration"]) or None
+    try:
+        stats = server.run(duration_s=duration)
+    except KeyboardInterrupt:
+        stats = server.stats
+    finally:
+        server.close()
+    print(f"stopped at t = {server.sim.time_s:.3f} s: {stats}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
