@@ -339,7 +339,8 @@ def test_a_flooding_client_cannot_stall_the_simulation(caplog):
         elapsed = time.monotonic() - t0
         rate = (server.stats.ticks - ticks) / elapsed
         assert sent > 5000
-        assert rate > 100.0  # 200 Hz asked; the flood costs at most half (loaded CI machine)
+        # 200 Hz asked: a stalled sim would tick ~0 times; 20/s leaves room for a loaded machine
+        assert rate > 20.0
         assert server.stats.rate_dropped > 0  # over 500 Hz on one topic: dropped
         assert server.stats.commands < sent
         wait_until(lambda: any(d["code"] == "rate_limited" for d in client.diagnostics),
