@@ -145,6 +145,7 @@ def test_ctrl_c_keeps_a_checkpoint_that_is_not_taken_for_a_segment_end(tmp_path,
         trainer.resume_checkpoint(result.checkpoint, tmp_path, "x", tmp_path / "y")
 
 
+@pytest.mark.slow
 def test_sb3_sac_and_rl_games_train_and_their_checkpoints_play(tmp_path):
     pytest.importorskip("stable_baselines3")
     pytest.importorskip("rl_games")
@@ -167,6 +168,7 @@ def test_sb3_sac_and_rl_games_train_and_their_checkpoints_play(tmp_path):
         assert result.returncode == 0, (name, result.stderr[-2000:])
 
 
+@pytest.mark.slow
 def test_multirun_sweeps_with_the_basic_launcher(tmp_path):
     pytest.importorskip("rsl_rl")
     result = subprocess.run([sys.executable, str(SCRIPT), "-m", *TINY, "seed=0,1",

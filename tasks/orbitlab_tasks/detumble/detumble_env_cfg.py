@@ -50,6 +50,11 @@ def slow_enough(env) -> torch.Tensor:
     return mdp.ang_vel_norm(env, "sat") < SUCCESS_RATE_RAD_S
 
 
+def rate_kernel(env) -> torch.Tensor:
+    """1 - exp(-|omega| / threshold): 0 at rest, 0.63 at the success threshold."""
+    return 1.0 - torch.exp(-mdp.ang_vel_norm(env, "sat") / SUCCESS_RATE_RAD_S)
+
+
 def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
     sat = spacecraft.cubesat_3u()
     sat.actuators = {actuator: sat.actuators[actuator]}
@@ -64,6 +69,9 @@ def _env_cfg(actuator: str, timestep_s: float, decimation: int, episode_s: float
     policy = {
         "gyro": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
                                    scale=1.0 / MAX_INITIAL_RATE_RAD_S),
+        # the same reading near the goal: 1 at the success threshold, clipped
+        "gyro_fine": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
+                                        scale=1.0 / SUCCESS_RATE_RAD_S, clip=(-2.0, 2.0)),
         "magnetometer": ObservationTermCfg(func=mdp.sensor_value,
                                            params={"name": "sat/magnetometer"}, scale=2.0e4),
         "last_action": ObservationTermCfg(func=mdp.last_action),
@@ -87,6 +95,8 @@ def _env_cfg(actuator: str, timestep_s: float, decimation: int, episode_s: float
         rewards={
             "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"},
                                   weight=-1.0 / MAX_INITIAL_RATE_RAD_S),
+            # steep near the threshold, so the last fraction of a deg/s still pays
+            "rate_fine": RewardTermCfg(func=rate_kernel, weight=-0.5),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
         },
         terminations={
