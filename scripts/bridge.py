@@ -25,21 +25,16 @@ import logging
 import signal
 import sys
 
+from orbitlab.cli import FALSE, TRUE, parse_key_values
+
 DEFAULTS = {"task": "formation", "rate_hz": "0", "accel": "1", "lockstep": "false",
             "require_bridge": "false", "mode": "hub", "host": "127.0.0.1", "pub_port": "5550",
             "sub_port": "5551", "heartbeat_port": "5552", "duration": "0",
             "telemetry_rate_hz": "0", "log": "INFO"}
-TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def parse(argv: list[str]) -> dict[str, str]:
-    args = dict(DEFAULTS)
-    for item in argv:
-        key, sep, value = item.partition("=")
-        if not sep or key not in DEFAULTS:
-            raise SystemExit(f"bad argument '{item}': use key=value with key in "
-                             f"{', '.join(DEFAULTS)}")
-        args[key] = value
+    args = parse_key_values(argv, DEFAULTS)
     for key in ("lockstep", "require_bridge"):
         if args[key].lower() not in TRUE + FALSE:
             raise SystemExit(f"{key} must be true or false, got '{args[key]}'")

@@ -38,6 +38,7 @@ import os
 import sys
 from pathlib import Path
 
+from orbitlab.cli import FALSE, TRUE, parse_key_values
 from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -47,17 +48,10 @@ DEFAULTS = {"task": "Detumble-RW", "agent": "baseline", "num_envs": "64", "max_s
             "backend": "cpu", "seed": "0", "checkpoint": "", "json": "", "video": "",
             "plots": "", "viewer": "false", "world": "0", "port": "8080", "speed": "1",
             "hold": "true"}
-TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def parse(argv: list[str]) -> dict[str, str]:
-    args = dict(DEFAULTS)
-    for item in argv:
-        key, sep, value = item.partition("=")
-        if not sep or key not in DEFAULTS:
-            raise SystemExit(f"bad argument '{item}': use key=value with key in "
-                             f"{', '.join(DEFAULTS)}")
-        args[key] = value
+    args = parse_key_values(argv, DEFAULTS)
     if args["checkpoint"]:
         args["agent"] = "checkpoint"
     if args["agent"] not in ("baseline", "random", "zero", "checkpoint"):

@@ -24,19 +24,15 @@ import sys
 
 import numpy as np
 
+from orbitlab.cli import parse_key_values
+
 DEFAULTS = {"task": "Docking", "device": "keyboard", "out": "demos.hdf5", "num_demos": "10",
             "rate_hz": "10", "keep": "success", "seed": "0", "script": "", "max_steps": "0",
             "backend": "cpu"}
 
 
 def parse(argv: list[str]) -> dict[str, str]:
-    args = dict(DEFAULTS)
-    for item in argv:
-        key, sep, value = item.partition("=")
-        if not sep or key not in DEFAULTS:
-            raise SystemExit(f"bad argument '{item}': use key=value with key in "
-                             f"{', '.join(DEFAULTS)}")
-        args[key] = value
+    args = parse_key_values(argv, DEFAULTS)
     return args
 
 

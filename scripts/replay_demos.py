@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import sys
 
+from orbitlab.cli import parse_key_values
+
 DEFAULTS = {"file": "", "mode": "actions", "video": "", "demos": ""}
 
 
 def main(argv: list[str]) -> int:
-    args = dict(DEFAULTS)
-    for item in argv:
-        key, sep, value = item.partition("=")
-        if not sep or key not in DEFAULTS:
-            raise SystemExit(f"bad argument '{item}': use key=value with key in "
-                             f"{', '.join(DEFAULTS)}")
-        args[key] = value
+    args = parse_key_values(argv, DEFAULTS)
     if not args["file"]:
         raise SystemExit("file=<demos.hdf5> is required")
     from orbitlab.demos.hdf5 import DemoReader
