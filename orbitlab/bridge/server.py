@@ -16,6 +16,10 @@ steps) and then publishes the clock and every due telemetry topic:
    `lockstep_topics`) has a message newer than the last published state;
 4. hand changed commands to the simulation, step, publish.
 
+With `relay_topics`, frames that clients publish on those (non-simulation) topics are
+re-sent unchanged on the telemetry socket, so controllers can share data over the bridge
+(e.g. a leader's predicted trajectory for its followers).
+
 Bad input never stops the loop: each rejected message gives a log line and a message on
 /bridge/orbitlab/out/diagnostics ({level, code, message, topic, suppressed}).
 """
@@ -90,6 +94,11 @@ class BridgeCfg:
     """Pacing: reset the schedule when behind by more than this, wall s."""
     diagnostics_per_s: float = 50.0
     """Diagnostics messages and log lines per wall second at most (the rest are counted)."""
+    relay_topics: tuple[str, ...] = ()
+    """Topics ('ns/topic') that clients publish for each other (e.g. a leader's shared plan):
+    such a frame arriving on the command socket is re-sent unchanged on the telemetry socket
+    (and re-sent with the state while lockstep waits). They must not be simulation topics.
+    Empty (default): no relaying; every frame is handled as a command."""
 
 
 @dataclass
@@ -108,6 +117,8 @@ class BridgeStats:
     link_losses: int = 0
     requests_sent: int = 0
     """Topic requests sent (first tries and retries)."""
+    relayed: int = 0
+    """Client frames relayed to the other clients (`BridgeCfg.relay_topics`)."""
 
 
 class BridgeServer:
@@ -115,6 +126,8 @@ class BridgeServer:
 
     def __init__(self, sim, cfg: BridgeCfg | None = None):
         self.sim, self.cfg = sim, cfg or BridgeCfg()
+        self._lockstep_sent_at: float | None = None
+        """When lockstep last (re)sent the state while waiting, monotonic s."""
         c = self.cfg
         if c.mode not in ("hub", "ros"):
             raise ValueError(f"mode must be 'hub' or 'ros', got {c.mode!r}")
@@ -133,6 +146,7 @@ class BridgeServer:
                 spec.max_rate_hz = c.telemetry_rate_hz
             self.table.add(spec, c.max_command_rate_hz)
         self._lockstep_keys = self._resolve_lockstep(c.lockstep_topics)
+        self._relay_keys = self._resolve_relay(c.relay_topics)
         self.stats = BridgeStats()
         self.pacer = Pacer(PacerCfg(accel=c.accel, max_lag_s=c.max_lag_s))
         self.context = zmq.Context()
@@ -290,20 +304,25 @@ class BridgeServer:
         return required
 
     def _lockstep_ready(self, max_wait_s: float) -> bool:
+        """Wait (at most `max_wait_s`) for every required command topic to be fresh. The
+        last state is re-sent every `lockstep_republish_s` for late joiners, counted across
+        calls, so a short `max_wait_s` cannot starve the re-send."""
         t0 = time.monotonic()
-        last_send = t0
+        last_send = self._lockstep_sent_at if self._lockstep_sent_at is not None else t0
         spin_until = t0 + self.cfg.lockstep_spin_s
         while True:
             required = self.required_topics()
             if required and all(s.fresh for s in required):
                 self.stats.lockstep_wait_s += time.monotonic() - t0
+                self._lockstep_sent_at = None  # a new state follows this step
                 return True
             now = time.monotonic()
             if now - t0 >= max_wait_s:
                 self.stats.lockstep_wait_s += now - t0
+                self._lockstep_sent_at = last_send
                 return False
             if now - last_send >= self.cfg.lockstep_republish_s:
-                last_send = now
+                last_send = self._lockstep_sent_at = now
                 self._republish()
             if now < spin_until:
                 self.service(0.0)
@@ -337,6 +356,8 @@ class BridgeServer:
                 self._clock["acked"] = True
             elif message.get("msg") == "ping":
                 self.heartbeat.touch(str(message.get("client", "")))
+            elif self._relay_keys and self._relayed(message):
+                self._relay(frame, message)
             else:
                 self._command(message)
         except protocol.ProtocolError as error:
@@ -390,6 +411,38 @@ class BridgeServer:
             slot = self.table.inputs[spec.key]
             if slot.owner is None:
                 slot.owner = str(message.get("client", ""))
+
+    # ------------------------------------------------------------------ relay
+    def _resolve_relay(self, names) -> frozenset[tuple[str, str]]:
+        keys = set()
+        for name in names:
+            ns, _, topic = name.strip("/").partition("/")
+            if not ns or not topic or "/" in topic:
+                raise ValueError(f"relay topic '{name}' must be 'namespace/topic'")
+            if (ns, topic) in self.table.inputs or (ns, topic) in self.table.outputs:
+                raise ValueError(f"relay topic '{name}' is a simulation topic")
+            keys.add((ns, topic))
+        return frozenset(keys)
+
+    def _relayed(self, message: dict) -> bool:
+        """Whether a frame is for the other clients (`BridgeCfg.relay_topics`)."""
+        ns, topic = message.get("namespace"), message.get("topic_name")
+        if not isinstance(ns, str) or not isinstance(topic, str):
+            return False
+        return (ns, protocol.short_topic(topic)) in self._relay_keys
+
+    def _relay(self, frame: bytes, message: dict) -> None:
+        """Re-send a client's frame on the telemetry socket (kept with the state's frames, so
+        that lockstep's re-sending reaches late subscribers too)."""
+        client = message.get("client")
+        if client is not None:
+            self.heartbeat.touch(str(client))
+        try:
+            self.pub.send(frame, zmq.NOBLOCK)
+        except zmq.Again:
+            return
+        self.stats.relayed += 1
+        self._last_frames.append(bytes(frame))
 
     # --------------------------------------------------------------- outbound
     def _send(self, message: dict) -> bytes | None:
