@@ -52,8 +52,9 @@ def test_layout_and_attrs(docking_file):
         assert env_meta["env_name"] == "Orbitlab-Docking-v0" and env_meta["type"] == 2
         assert env_meta["env_kwargs"]["task"] == "Docking" and "orbitlab_cfg" in env_meta
         assert data.attrs["total"] == 18
-        terms = {"tip_position", "tip_velocity", "attitude_error", "gyro", "latch",
-                 "last_action"}
+        from orbitlab_tasks.docking.docking_env_cfg import env_cfg
+
+        terms = set(env_cfg(1).observations["policy"].terms)  # one dataset per policy term
         for name in data:
             demo = data[name]
             assert demo.attrs["num_samples"] == 6 and "success" in demo.attrs
