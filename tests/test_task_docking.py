@@ -13,8 +13,12 @@ from orbitlab.sensors.rotations import quat_from_matrix
 from orbitlab_tasks import task_entry
 from orbitlab_tasks.docking import docking_env_cfg, mdp
 
-POLICY_DIM = 3 + 3 + 3 + 3 + 6 + 6  # tip pos, tip vel, attitude error, gyro, latch, action
-CRITIC_DIM = POLICY_DIM + 3 + 3 + 3 + 3  # + true tip pos, vel, attitude error, rates
+# tip pos, tip vel, attitude error, gyro, latch (6), action (6), then the shaping views:
+# fine tip pos, velocity error (coarse, fine, body axes), fine attitude error, fine gyro,
+# rate error (coarse, fine)
+POLICY_DIM = 3 + 3 + 3 + 3 + 6 + 6 + 3 + 3 + 3 + 3 + 3 + 3 + 3 + 3
+# + true tip pos, vel, attitude error, rates, fine tip pos, velocity error, rate error
+CRITIC_DIM = POLICY_DIM + 3 * 7
 
 
 def test_registered():

@@ -73,9 +73,12 @@ GLIDESLOPE = {"final_mps": 0.05, "max_mps": 0.3, "time_constant_s": 50.0}
 reward shaping and the baseline)."""
 TARGET_MAX_RATE_DEG_S = 0.1
 """The target tumbles slowly: body rate of random direction, magnitude up to this, deg/s."""
-FORCE_SCALE_N = 40.0
+SPEED_FRACTION = 0.85
+"""RL shaping: the reference closing speed is this fraction of the glideslope speed v(r)
+(a margin under the `overspeed` limit)."""
+FORCE_SCALE_N = 20.0
 """RL action: body force per unit action, N (x: 88 N, y and z: 44 N available)."""
-TORQUE_SCALE_NM = 4.0
+TORQUE_SCALE_NM = 5.0
 """RL action: body torque per unit action, N m."""
 SENSORS = ("gyro", "star_tracker", "gnss", "relative_nav", "latch")
 
@@ -92,7 +95,14 @@ def _term(func, scale: float = 1.0, clip=None, **params) -> ObservationTermCfg:
 
 
 def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
-    """Docking, RL: a body wrench [force (3) x 40 N, torque (3) x 4 N m] on the RCS."""
+    """Docking, RL: a body wrench [force (3) x 20 N, torque (3) x 5 N m] on the RCS.
+
+    Shaping (see README, "Training"): the policy tracks a reference velocity field (the
+    baseline's glideslope guidance as a smooth field, `mdp.reference_velocity`); it
+    observes its velocity error in port and body axes, with fine (clipped) copies of the
+    position, velocity error, attitude error and rates for the final approach.
+    """
+    vel_err = {**GLIDESLOPE, "speed_fraction": SPEED_FRACTION}
     policy = {
         "tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0)),
         "tip_velocity": _term(mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
@@ -101,6 +111,20 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                       name="chaser/gyro"),
         "latch": _term(mdp.latch_features),
         "last_action": _term(core.last_action),
+        # fine copies and the velocity error from the reference field (sensor-only)
+        "tip_position_fine": _term(mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0)),
+        "velocity_error": _term(mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0),
+                                **vel_err),
+        "velocity_error_fine": _term(mdp.velocity_error, scale=1.0 / 0.01, clip=(-1.0, 1.0),
+                                     **vel_err),
+        "velocity_error_body": _term(mdp.velocity_error, scale=1.0 / 0.05,
+                                     clip=(-10.0, 10.0), body_axes=True, **vel_err),
+        "attitude_error_fine": _term(mdp.docking_attitude_error, scale=1.0 / (1.0 * DEG),
+                                     clip=(-1.0, 1.0)),
+        "gyro_fine": _term(core.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0),
+                           name="chaser/gyro"),
+        "rate_error": _term(mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
+        "rate_error_fine": _term(mdp.rate_error, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)),
     }
     critic = {
         **policy,
@@ -109,6 +133,12 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                                    truth=True),
         "true_attitude_error": _term(mdp.docking_attitude_error, scale=10.0, truth=True),
         "true_rates": _term(mdp.body_rates, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
+        "true_tip_position_fine": _term(mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0),
+                                        truth=True),
+        "true_velocity_error": _term(mdp.velocity_error, scale=1.0 / 0.05,
+                                     clip=(-10.0, 10.0), truth=True, **vel_err),
+        "true_rate_error": _term(mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0),
+                                 truth=True),
     }
     return ManagerBasedRLEnvCfg(
         scene=_scene(num_envs),
@@ -119,15 +149,25 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         observations={"policy": ObservationGroupCfg(terms=policy),
                       "critic": ObservationGroupCfg(enable_noise=False, terms=critic)},
         rewards={
-            "progress": RewardTermCfg(func=mdp.progress, params=GLIDESLOPE, weight=0.2),
+            "progress": RewardTermCfg(func=mdp.progress, params=GLIDESLOPE, weight=1.0),
             "alignment": RewardTermCfg(func=mdp.misalignment, weight=-0.05),
             "overspeed": RewardTermCfg(func=mdp.overspeed, params=GLIDESLOPE, weight=-2.0),
             "fuel": RewardTermCfg(func=mdp.thruster_force_sum, weight=-1.0e-3),
+            "velocity": RewardTermCfg(func=mdp.velocity_tracking, params=vel_err, weight=-1.0),
+            "velocity_fine": RewardTermCfg(func=mdp.velocity_tracking_kernel, weight=-0.1,
+                                           params={"sigma_mps": 0.03, **vel_err}),
+            "lateral_fine": RewardTermCfg(func=mdp.lateral_kernel, weight=-0.5,
+                                          params={"sigma_m": 0.05, "range_scale_m": 2.0}),
+            "attitude": RewardTermCfg(func=mdp.attitude_kernel, weight=-0.2,
+                                      params={"sigma_rad": 3.0 * DEG}),
+            "rates": RewardTermCfg(func=mdp.rate_tracking, weight=-0.02 / DEG),
+            "rates_fine": RewardTermCfg(func=mdp.rate_tracking_kernel, weight=-0.2,
+                                        params={"sigma_rad_s": 0.2 * DEG}),
             "success": RewardTermCfg(func=mdp.termination_impulse,
-                                     params={"terms": ("success",)}, weight=10.0),
+                                     params={"terms": ("success",)}, weight=20.0),
             "failure": RewardTermCfg(func=mdp.termination_impulse,
                                      params={"terms": ("collision", "corridor", "impact")},
-                                     weight=-10.0),
+                                     weight=-20.0),
         },
         terminations={
             "success": TerminationTermCfg(func=mdp.capture, params={"soft": True}),
@@ -144,10 +184,12 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 "max_attitude_deg": 5.0, "max_rate_deg_s": 0.1}),
         },
         curriculum={
-            # Start 5-10 m out; widen to the full 5-30 m as the policy docks.
+            # Start 5-10 m out; widen to the full 5-30 m as the policy docks. Episodes end
+            # one or two at a time, so each success moves the level up by `step` and each
+            # failure or time-out down: the level settles where about half succeed.
             "start_distance": CurriculumTermCfg(func=core.grow_range_on_success, params={
                 "event": "chaser", "param": "range_m", "start": (RANGE_M[0], 10.0),
-                "final": RANGE_M}),
+                "final": RANGE_M, "step": 0.05}),
         },
     )
 

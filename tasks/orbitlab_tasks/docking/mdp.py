@@ -350,3 +350,119 @@ def reset_chaser_in_corridor(env, env_ids: torch.Tensor, range_m: tuple[float, f
         env_ids, pos_m=root, quat=quat_from_matrix(body),
         lin_vel_mps=max_speed_mps * (2.0 * uniform(n, 3) - 1.0),
         ang_vel_body=max_rate_deg_s * DEG * (2.0 * uniform(n, 3) - 1.0))
+
+
+# ------------------------------------------------- RL shaping (reference velocity field)
+def probe_misalignment_from(body_to_port: torch.Tensor) -> torch.Tensor:
+    """Angle between the probe (body +x) and the port's inward axis (-z), rad (N,)."""
+    return torch.acos((-body_to_port[:, 2, 0]).clamp(-1.0, 1.0))
+
+
+def reference_velocity(pos: torch.Tensor, misalignment: torch.Tensor, final_mps: float,
+                       max_mps: float, time_constant_s: float, speed_fraction: float = 0.85,
+                       lateral_time_s: float = 8.0, max_lateral_mps: float = 0.1,
+                       align_range_m: float = 3.0, align_deg: float = 2.5) -> torch.Tensor:
+    """Desired probe tip velocity (port axes, m/s, (N, 3)) at tip position `pos`: the
+    baseline's guidance as a smooth field. Lateral: -offset / `lateral_time_s`, capped at
+    `max_lateral_mps`. Closing: `speed_fraction` x the glideslope speed v(r), faded out
+    linearly while the tip is between 1 and 2 x (2 cm + 0.1 r) off the axis, and, within
+    `align_range_m`, while the probe is between 1 and 2 x `align_deg` misaligned."""
+    rng = torch.linalg.vector_norm(pos, dim=-1)
+    lat_vec = pos[:, :2]
+    lat = torch.linalg.vector_norm(lat_vec, dim=-1)
+    v_lat = -lat_vec / lateral_time_s
+    v_lat = v_lat * ((max_lateral_mps / (lat / lateral_time_s).clamp_min(1e-9))
+                     .clamp(max=1.0))[:, None]
+    allowed = 0.02 + 0.1 * rng
+    gate = (2.0 - lat / allowed).clamp(0.0, 1.0)
+    align = (2.0 - misalignment / (align_deg * DEG)).clamp(0.0, 1.0)
+    gate = gate * torch.where(rng < align_range_m, align, torch.ones_like(align))
+    closing = speed_fraction * approach_speed_limit(rng, final_mps, max_mps,
+                                                    time_constant_s) * gate
+    return torch.cat([v_lat, -closing[:, None]], -1)
+
+
+def velocity_error(env, truth: bool = False, body_axes: bool = False,
+                   **glideslope) -> torch.Tensor:
+    """Tip velocity minus `reference_velocity` at the tip position, m/s (N, 3), in port
+    axes (or chaser body axes: the axes of the force action). Measured (sensor-only)
+    unless `truth`."""
+    state = truth_state(env) if truth else measured_state_env(env)
+    mis = probe_misalignment_from(state["body_to_port"])
+    err = state["vel"] - reference_velocity(state["pos"], mis, **glideslope)
+    if body_axes:
+        err = (state["body_to_port"].transpose(-1, -2) @ err[..., None])[..., 0]
+    return err
+
+
+def velocity_tracking(env, **glideslope) -> torch.Tensor:
+    """|true tip velocity - reference velocity|, m/s."""
+    return torch.linalg.vector_norm(velocity_error(env, truth=True, **glideslope), dim=-1)
+
+
+def velocity_tracking_kernel(env, sigma_mps: float, **glideslope) -> torch.Tensor:
+    """1 - exp(-|v - v_ref| / sigma): a cost in [0, 1), steep within ~sigma of the field."""
+    return 1.0 - torch.exp(-velocity_tracking(env, **glideslope) / sigma_mps)
+
+
+def lateral_kernel(env, sigma_m: float, range_scale_m: float) -> torch.Tensor:
+    """(1 - exp(-lateral / sigma)) x exp(-range / range_scale): lateral offset cost that
+    only matters close to the port."""
+    pos = truth_state(env)["pos"]
+    lat = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+    rng = torch.linalg.vector_norm(pos, dim=-1)
+    return (1.0 - torch.exp(-lat / sigma_m)) * torch.exp(-rng / range_scale_m)
+
+
+def attitude_kernel(env, sigma_rad: float) -> torch.Tensor:
+    """1 - exp(-angle / sigma), angle of the true rotation away from the docking attitude
+    (roll included), rad."""
+    vec = attitude_error_from(truth_state(env)["body_to_port"])
+    angle = 2.0 * torch.asin(torch.linalg.vector_norm(vec, dim=-1).clamp(max=1.0))
+    return 1.0 - torch.exp(-angle / sigma_rad)
+
+
+def body_rate_norm(env, chaser: str = "chaser") -> torch.Tensor:
+    """|true body rate|, rad/s."""
+    return torch.linalg.vector_norm(body_rates(env, chaser), dim=-1)
+
+
+def rotation_vector_from(body_to_port: torch.Tensor) -> torch.Tensor:
+    """Rotation vector (axis x angle, rad, body axes) of the chaser's rotation away from
+    the docking attitude (N, 3)."""
+    error = docking_rotation(body_to_port).T @ body_to_port
+    q = quat_from_matrix(error)
+    q = torch.where(q[:, :1] < 0.0, -q, q)
+    vec = q[:, 1:]
+    sin_half = torch.linalg.vector_norm(vec, dim=-1, keepdim=True)
+    angle = 2.0 * torch.atan2(sin_half, q[:, :1])
+    return vec * angle / sin_half.clamp_min(1e-12)
+
+
+def reference_rate(rotation: torch.Tensor, gain_per_s: float = 0.1,
+                   max_rate_rad_s: float = 0.5 * DEG) -> torch.Tensor:
+    """Desired body rate for the attitude error `rotation` (rotation vector, body axes):
+    -gain x rotation, capped at `max_rate_rad_s` (rad/s, (N, 3))."""
+    angle = torch.linalg.vector_norm(rotation, dim=-1, keepdim=True)
+    speed = (gain_per_s * angle).clamp(max=max_rate_rad_s)
+    return -rotation * speed / angle.clamp_min(1e-12)
+
+
+def rate_error(env, truth: bool = False, chaser: str = "chaser", **params) -> torch.Tensor:
+    """Body rate minus `reference_rate` of the attitude error, rad/s (N, 3); measured (gyro
+    and star tracker) unless `truth`."""
+    if truth:
+        rate, state = body_rates(env, chaser), truth_state(env, chaser)
+    else:
+        rate, state = env.scene.sensors[f"{chaser}/gyro"].value, measured_state_env(env, chaser)
+    return rate - reference_rate(rotation_vector_from(state["body_to_port"]), **params)
+
+
+def rate_tracking(env, **params) -> torch.Tensor:
+    """|true body rate - reference rate|, rad/s."""
+    return torch.linalg.vector_norm(rate_error(env, truth=True, **params), dim=-1)
+
+
+def rate_tracking_kernel(env, sigma_rad_s: float, **params) -> torch.Tensor:
+    """1 - exp(-|omega - omega_ref| / sigma)."""
+    return 1.0 - torch.exp(-rate_tracking(env, **params) / sigma_rad_s)
