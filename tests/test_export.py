@@ -19,6 +19,8 @@ ort = pytest.importorskip("onnxruntime")
 from orbitlab.rl import export as export_mod
 from orbitlab.rl.export import ExportMismatchError, export_policy, load_source, verify_exports
 
+DETUMBLE_RW_OBS = 3 + 3 + 3 + 3 + 3  # gyro, gyro_fine, magnetometer, last action, wheel speeds
+
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.load` is deprecated:DeprecationWarning")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +68,8 @@ def test_rsl_rl_export_writes_files_that_match_the_checkpoint(checkpoint, export
     assert exported.jit_path == run / "exported" / "policy.pt"
     assert exported.onnx_path == run / "exported" / "policy.onnx"
     assert sorted(p.name for p in (run / "exported").iterdir()) == ["policy.onnx", "policy.pt"]
-    assert exported.library == "rsl_rl" and exported.obs_dim == 12 and exported.action_dim == 3
+    assert exported.library == "rsl_rl" and exported.obs_dim == DETUMBLE_RW_OBS
+    assert exported.action_dim == 3
     assert exported.max_diff_jit <= TOL and exported.max_diff_onnx <= TOL
     assert exported.num_obs_checked > 256  # random plus real observations
 
@@ -220,7 +223,7 @@ def test_sb3_ppo_export(sb3_env, tmp_path):
     model.learn(256)
     model.save(tmp_path / "ppo.zip")
     result = export_policy(tmp_path / "ppo.zip", tmp_path / "out", run_cfg=SB3_RUN)
-    assert result.library == "sb3" and (result.obs_dim, result.action_dim) == (12, 3)
+    assert result.library == "sb3" and (result.obs_dim, result.action_dim) == (DETUMBLE_RW_OBS, 3)
     assert result.max_diff_jit <= TOL and result.max_diff_onnx <= TOL
     sb3_check(model, result, sb3_env.reset())
 
