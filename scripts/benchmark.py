@@ -120,9 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh-kernel-cache", action="store_true",
                         help="compile Warp kernels into a new temporary cache")
     parser.add_argument("--steps", type=int, default=None,
-                        help="steps per trial (physics: 50, env: 10)")
+                        help="steps per trial (physics: 20 cpu / 50 warp, env: 10)")
     parser.add_argument("--trials", type=int, default=None,
-                        help="interleaved trials, median reported (physics: 7, env: 5)")
+                        help="interleaved trials (physics: 21 cpu / 7 warp, env: 5)")
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
     parser.add_argument("--kernel-threads", type=int, default=0,
                         help="orbit-layer kernel CPU threads (0: all)")
@@ -157,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="orbitlab-warp-cache-")
 
     if args.mode == "physics":
-        args.steps, args.trials = args.steps or 50, args.trials or 7
+        steps, trials = (50, 7) if args.backend == "warp" else (20, 21)
+        args.steps, args.trials = args.steps or steps, args.trials or trials
     if args.mode == "env":
         results = run_env(args)
         if args.json:
@@ -182,11 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         from orbitlab.bench.physics import PhysicsBenchCfg, format_physics, measure_physics
 
         nworlds = tuple(args.nworld or (1024, 4096))
-        results = measure_physics(PhysicsBenchCfg(nworlds=nworlds, steps=args.steps,
-                                                  trials=args.trials, nthread=args.nthread,
-                                                  kernel_threads=args.kernel_threads))
+        results, separate = measure_physics(PhysicsBenchCfg(
+            nworlds=nworlds, steps=args.steps, trials=args.trials, nthread=args.nthread,
+            kernel_threads=args.kernel_threads))
         print(f"physics benchmark (cpu backend, {os.cpu_count()} CPUs)")
-        print(format_physics(results))
+        print(format_physics(results, separate))
     if args.json:
         write_json_atomically(args.json, {"physics": results})
         print(f"wrote {args.json}")

@@ -235,11 +235,18 @@ def test_reset_restores_a_subset_of_worlds_only():
 
 
 def test_kinematics_from_qpos_match_mujocos_derived_fields(monkeypatch):
-    """Free bodies read pose/velocity from qpos/qvel; the derived-field path must agree."""
+    """Free bodies read pose/velocity from qpos/qvel; the derived-field path must agree.
+
+    The free-body path also hands the loads to MuJoCo as generalized forces
+    (qfrc_applied) instead of xfrc_applied. Both are held over the step, but RK4's
+    intermediate stages re-map xfrc_applied at the stage's attitude (a world-frame
+    hold) while qfrc_applied stays in body axes, an O(|omega| dt) difference within
+    a step; with Euler, one evaluation per step, the two paths must agree exactly.
+    """
     import orbitlab.sim.data as data_module
 
     def run():
-        xml = free_body_xml(inertial='<geom type="box" size="0.5 0.3 0.2" pos="0.1 -0.05 0.02"'
+        xml = free_body_xml(integrator="Euler", inertial='<geom type="box" size="0.5 0.3 0.2" pos="0.1 -0.05 0.02"'
                                      ' euler="10 20 30" mass="100"/>')
         spec = SimSpec.from_xml_string(xml)
         spec.orbit.add_surface(SurfaceCfg(name="p", body_name="spacecraft", normal_body=[0, 1, 0],

@@ -92,6 +92,7 @@ class OrbitData:
         nbody = model.mj_model.nbody
         self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody), wp.spatial_vectord)
         self._wrench = self._alloc("wrench", (self.nworld, nbody), wp.spatial_vectord)
+        self._qfrc_user = self._alloc("qfrc_user", (self.nworld, model.mj_model.nv), wp.float64)
         # A CPU thread runs its worlds one after another: a scratch row per thread.
         # A GPU runs them concurrently: a row per world.
         scratch_rows = (chunk_count(self.nworld, self.device, kernel_threads)
@@ -108,6 +109,8 @@ class OrbitData:
         self._elements = model.elements(self.device)
         self._switches = model.switches()
         self._switches.from_qpos = int(all_free_floating(model.mj_model))
+        self._switches.to_qfrc = int(bool(self._switches.from_qpos)
+                                     and self.backend.loads_as_generalized_forces)
         self._graph = None
         self._record_launches()
         self.set_orbit(orbit)
@@ -148,12 +151,16 @@ class OrbitData:
         def derived(name: str) -> wp.array:
             return self.backend.placeholder(name) if from_qpos else field(name)
 
+        to_qfrc = bool(self._switches.to_qfrc)
+        xfrc = self.backend.placeholder("xfrc_applied") if to_qfrc else field("xfrc_applied")
+        qfrc = field("qfrc_applied") if to_qfrc else self.backend.placeholder("qfrc_applied")
+
         ref_pos, index = self._body_index()
         inputs = [self.model.central_body, self._switches, self._elements, self._state, index,
                   self._frames, field("qpos"), field("qvel"), derived("xipos"), derived("xmat"),
                   derived("cvel"), derived(ref_pos), mdl["body_mass"], mdl["body_inertia"],
-                  mdl["body_ipos"], mdl["body_irot"], self._xfrc_user, self._wrench,
-                  field("xfrc_applied")]
+                  mdl["body_ipos"], mdl["body_irot"], self._xfrc_user, self._wrench, xfrc,
+                  self._qfrc_user, qfrc]
         self._loads = WorldLaunch(loads_kernel, self.nworld, device=self.device,
                                   nthread=self._kernel_threads, inputs=[0, *inputs])
         self._loads_and_advance = WorldLaunch(loads_kernel, self.nworld, device=self.device,
@@ -286,6 +293,7 @@ class OrbitData:
         if initial:
             self._write_rows("cmg_angle", rows, np.asarray(initial))
         self._write_rows("xfrc_user", rows, 0.0)
+        self._write_rows("qfrc_user", rows, 0.0)
         self.set_orbit(orbit, worlds=ids)
 
     def expand(self, name: str):
@@ -300,7 +308,14 @@ class OrbitData:
 
     # ------------------------------------------------------------------ views
     def bind(self, name: str):
-        """The (nworld, ...) MjData field, e.g. 'qpos', 'qvel' (live; see module doc)."""
+        """The (nworld, ...) MjData field, e.g. 'qpos', 'qvel' (live; see module doc).
+
+        When the loads go to MuJoCo as generalized forces (free-floating scenes on
+        the CPU backend), 'qfrc_applied' is the user's own generalized force, which
+        the kernel adds to the loads each step, like `xfrc_applied`.
+        """
+        if name == "qfrc_applied" and self._switches.to_qfrc:
+            return self._native("qfrc_user")
         return self.backend.bind(name)
 
     def torch(self, name: str):
@@ -310,7 +325,7 @@ class OrbitData:
 
         if name in self._arrays:
             return wp.to_torch(self._arrays[name])
-        field = self.backend.bind(name)
+        field = self.bind(name)
         if not isinstance(field, np.ndarray):
             return wp.to_torch(field)
         with warnings.catch_warnings():  # derived fields such as qacc are read-only views

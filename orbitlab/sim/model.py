@@ -73,6 +73,7 @@ class OrbitModel:
         sw.orbit_substeps = self.orbit_substeps
         sw.segment_steps = self.segment_steps
         sw.from_qpos = 0
+        sw.to_qfrc = 0
         return sw
 
     def elements(self, device: str) -> Elements:

@@ -19,6 +19,7 @@ class Switches:
     orbit_substeps: int  # RK4 substeps per MuJoCo step (orbit_dt <= timestep)
     segment_steps: int  # MuJoCo steps per predicted segment (orbit_dt > timestep), else 1
     from_qpos: int  # 1: body kinematics from qpos/qvel (free bodies only), 0: derived fields
+    to_qfrc: int  # 1: loads go to qfrc_applied as free-joint generalized forces, 0: xfrc_applied
 
 
 @wp.struct

@@ -1,6 +1,12 @@
 """CPU backend: all worlds in one `mujoco.batch.Batch` (float64, thread pool).
 
-The batch is persistent. The batch copies each bound output field (xipos, xmat,
+The batch is not persistent: it keeps each world's state row and loads it into a
+per-thread MjData for each call, so memory scales with threads rather than
+worlds (1.7x faster steps at 4096 worlds than one MjData per world, measured on
+the 2-core reference machine, and ~0.4 GB instead of ~1.8 GB). A derived field
+bound for the first time is filled at the current state right away.
+
+The batch copies each bound output field (xipos, xmat,
 cvel, ...) out of every world after every call, which costs ~20% of a step for
 three fields; so when every body is a free-floating root the kernel reads the
 state rows qpos/qvel (live views, no copies), derives the kinematics itself
@@ -20,7 +26,11 @@ from mujoco import batch as mjbatch
 
 BODY_FIELDS = {"xipos": wp.vec3d, "xmat": wp.mat33d, "cvel": wp.spatial_vectord,
                "subtree_com": wp.vec3d, "xfrc_applied": wp.spatial_vectord,
-               "qpos": wp.float64, "qvel": wp.float64}
+               "qpos": wp.float64, "qvel": wp.float64, "qfrc_applied": wp.float64}
+# MjData fields held in the batch's state rows (live views, never outputs).
+STATE_FIELDS = frozenset(("qpos", "qvel", "act", "history", "qacc_warmstart", "ctrl",
+                          "qfrc_applied", "xfrc_applied", "eq_active", "mocap_pos",
+                          "mocap_quat", "userdata", "plugin_state", "plastic", "time"))
 MODEL_FIELDS = {"body_mass": wp.float64, "body_inertia": wp.vec3d, "body_ipos": wp.vec3d}
 
 
@@ -41,11 +51,14 @@ class CpuBackend:
     """MuJoCo's batched CPU simulation behind the backend interface."""
 
     device = "cpu"
+    loads_as_generalized_forces = True
+    """Free-floating scenes get their loads as qfrc_applied (see `OrbitData`)."""
 
     def __init__(self, mj_model: mujoco.MjModel, nworld: int, nthread: int = 0):
         self.mj_model = mj_model
         self.nworld = nworld
-        self.batch = mjbatch.Batch(mj_model, nworld, nthread=nthread, persistent=True)
+        self.batch = mjbatch.Batch(mj_model, nworld, nthread=nthread)
+        self._bound: set[str] = set()
         self.model = {name: wrap(getattr(mj_model, name)[None], dtype)
                       for name, dtype in MODEL_FIELDS.items()}
         self.model["body_irot"] = wrap(principal_axes_rotations(mj_model), wp.mat33d)
@@ -61,7 +74,7 @@ class CpuBackend:
 
     def body_field(self, name: str) -> wp.array:
         """A Warp view of a bound (nworld, ...) MjData field (bound on first use)."""
-        return wrap(self.batch.bind(name), BODY_FIELDS[name])
+        return wrap(self.bind(name), BODY_FIELDS[name])
 
     @staticmethod
     def placeholder(name: str) -> wp.array:
@@ -69,8 +82,17 @@ class CpuBackend:
         return wp.zeros((1, 1), dtype=BODY_FIELDS[name], device="cpu")
 
     def bind(self, name: str) -> np.ndarray:
-        """A live (nworld, ...) array over an MjData field (see `mujoco.batch.Batch.bind`)."""
-        return self.batch.bind(name)
+        """A live (nworld, ...) array over an MjData field (see `mujoco.batch.Batch.bind`).
+
+        An output field bound for the first time is computed at the current state
+        (mj_forward), so that it never reads as zeros until the next call.
+        """
+        first = name not in self._bound and name not in STATE_FIELDS
+        array = self.batch.bind(name)
+        self._bound.add(name)
+        if first:
+            self.batch.forward()
+        return array
 
     def expand(self, name: str) -> np.ndarray:
         """Give model field `name` per-world values; return the live (nworld, ...) array."""

@@ -22,7 +22,7 @@ from orbitlab.sim.backends.cpu import principal_axes_rotations
 
 BODY_FIELDS = {"xipos": wp.vec3, "xmat": wp.mat33, "cvel": wp.spatial_vector,
                "subtree_com": wp.vec3, "xfrc_applied": wp.spatial_vector,
-               "qpos": wp.float32, "qvel": wp.float32}
+               "qpos": wp.float32, "qvel": wp.float32, "qfrc_applied": wp.float32}
 MODEL_FIELDS = ("body_mass", "body_inertia", "body_ipos")
 MAX_CONTACTS_PER_PAIR = 8  # box-box and mesh pairs produce up to 8 points
 
@@ -74,6 +74,9 @@ def contact_capacity(mj_model: mujoco.MjModel) -> tuple[int, int]:
 
 class WarpBackend:
     """MuJoCo-Warp behind the backend interface."""
+
+    loads_as_generalized_forces = False
+    """Loads go to xfrc_applied: MuJoCo-Warp maps them on the device at no measurable cost."""
 
     def __init__(self, mj_model: mujoco.MjModel, nworld: int, device: str | None = None,
                  nconmax: int | None = None, njmax: int | None = None):
