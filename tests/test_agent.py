@@ -353,3 +353,18 @@ def test_cw_lqr_gain_riccati_and_closed_loop():
         if k >= 1200:
             late.append(state[:, :3].norm(dim=1).max().item())
     assert max(late) < 0.01  # 10 m offsets settle below 1 cm by ~100 s and stay there
+
+
+def test_velocity_loop_drives_the_velocity_to_its_command_within_its_force_limit():
+    from orbitlab.agent import VelocityLoopCfg, VelocityLoopNode
+
+    node = VelocityLoopNode(VelocityLoopCfg(mass_kg=20.0, time_constant_s=2.0, max_force_n=1.5),
+                            "loop", 2, 0.1)
+    out = node.compute({"velocity_command": torch.tensor([[0.1, 0.0, -0.05], [1.0, -1.0, 0.0]],
+                                                         dtype=torch.float64),
+                        "velocity": torch.zeros(2, 3, dtype=torch.float64)})["force"]
+    # m dv / tau = 20 * 0.1 / 2 = 1 N; the second row saturates at 1.5 N per axis.
+    torch.testing.assert_close(out, torch.tensor([[1.0, 0.0, -0.5], [1.5, -1.5, 0.0]],
+                                                 dtype=torch.float64))
+    with pytest.raises(ValueError, match="time_constant_s = 0.0 must be finite and > 0"):
+        VelocityLoopNode(VelocityLoopCfg(time_constant_s=0.0), "bad", 1, 0.1)

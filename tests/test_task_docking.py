@@ -146,3 +146,22 @@ def test_baseline_docks():
     assert score.episodes == 16
     # Goal of the task: >= 80 % soft captures (measured: see the task README).
     assert score.success_rate >= 0.8, str(score)
+
+
+def test_translation_variant_flies_force_only_and_holds_the_docking_attitude():
+    """Docking-Translation: a 3-D body force goes to the RCS with zero net torque and the
+    wheels' PD (agent graph) holds the docking attitude."""
+    cfg = docking_env_cfg.translation_env_cfg(4)
+    env = ManagerBasedRLEnv(cfg)
+    assert env.action_manager.total_dim == 3
+    rcs = env.scene.actuators["chaser/rcs"]
+    env.step(torch.tensor([[1.0, 0.5, -0.5]] * 4))
+    # The allocated forces give the asked force (x 20 N) and no torque.
+    wrench = (rcs.allocator().matrix @ rcs.command.double().T).T
+    torch.testing.assert_close(wrench, torch.tensor([[20.0, 10.0, -10.0, 0, 0, 0]] * 4,
+                                                    dtype=torch.float64), atol=1e-6, rtol=0)
+    start = mdp.docking_attitude_error(env).norm(dim=-1)
+    for _ in range(300):  # 30 s of zero force
+        env.step(torch.zeros(4, 3))
+    end = mdp.docking_attitude_error(env).norm(dim=-1)
+    assert float(end.max()) < max(float(start.max()), 0.02), (start, end)

@@ -35,6 +35,8 @@ from orbitlab.agent.mapping import (
     TorqueToMagnetorquersNode,
     TorqueToWheelsCfg,
     TorqueToWheelsNode,
+    VelocityLoopCfg,
+    VelocityLoopNode,
 )
 from orbitlab.agent.node import Node, NodeCfg
 
@@ -42,7 +44,8 @@ __all__ = [
     "AgentGraph", "AllocationCfg", "AllocationNode", "BDotCfg", "BDotNode", "CwLqrCfg",
     "CwLqrNode", "HillForceToBodyCfg", "HillForceToBodyNode", "Node", "NodeCfg",
     "QuaternionPDCfg", "QuaternionPDNode", "RateDampingCfg", "RateDampingNode", "TorqueToMagnetorquersCfg",
-    "TorqueToMagnetorquersNode", "TorqueToWheelsCfg", "TorqueToWheelsNode", "attitude_error",
+    "TorqueToMagnetorquersNode", "TorqueToWheelsCfg", "TorqueToWheelsNode", "VelocityLoopCfg",
+    "VelocityLoopNode", "attitude_error",
     "bdot_gain", "cw_stm", "cw_zoh_input", "lqr_gain", "mean_motion", "riccati_map",
     "solve_dare",
 ]

@@ -132,6 +132,44 @@ class HillForceToBodyNode(Node):
 
 
 @dataclass(kw_only=True)
+class VelocityLoopCfg(NodeCfg):
+    """Proportional velocity loop: force = m (v_cmd - v) / tau, per axis within +-max_force."""
+
+    mass_kg: float = 1.0
+    """Mass the loop accelerates, kg."""
+    time_constant_s: float = 2.0
+    """Time constant of the velocity error's decay, s."""
+    max_force_n: float = 1.0
+    """Per-axis force limit, N."""
+
+
+class VelocityLoopNode(Node):
+    """A force that drives a velocity to its command (any common axes, e.g. Hill).
+
+    Inputs: velocity_command (N, 3) m/s, velocity (N, 3) m/s. Output: force (N, 3) N,
+    m (v_cmd - v) / tau clipped to +-max_force per axis. The inner loop under a learned
+    guidance policy whose action is the velocity command.
+    """
+
+    input_names = ("velocity_command", "velocity")
+    output_names = ("force",)
+
+    def __init__(self, cfg: VelocityLoopCfg, name: str, num_envs: int, dt_s: float,
+                 device: torch.device | str = "cpu") -> None:
+        for field_name in ("mass_kg", "time_constant_s", "max_force_n"):
+            value = getattr(cfg, field_name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name}: {field_name} = {value} must be finite and > 0")
+        super().__init__(cfg, name, num_envs, dt_s, device)
+        self.gain = cfg.mass_kg / cfg.time_constant_s
+
+    def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        error = inputs["velocity_command"] - inputs["velocity"]
+        limit = self.cfg.max_force_n
+        return {"force": (self.gain * error).clamp(-limit, limit)}
+
+
+@dataclass(kw_only=True)
 class AllocationCfg(NodeCfg):
     """Wrench allocation through any object with `allocate(wrench) -> result` (result.forces)."""
 

@@ -74,10 +74,21 @@ class ThrusterWrenchAction(ActionTerm):
         self.group.set_wrench_command(command)
 
 
+class ThrusterForceAction(ThrusterWrenchAction):
+    dim = 3
+
+    def apply(self, command):
+        torque = torch.zeros_like(command)
+        self.group.set_wrench_command(torch.cat([command, torque], -1))
+
+
 class GraphInputAction(ActionTerm):
     def __init__(self, cfg: GraphInputActionCfg, env: Any):
         super().__init__(cfg, env)
         self.dim = int(cfg.dim)
+        # Zero until the first action, so that the graph can run before it.
+        env.agent_inputs[cfg.key] = torch.zeros((env.num_envs, self.dim), dtype=torch.float64,
+                                                device=env.device)
 
     def apply(self, command):
         self.env.agent_inputs[self.cfg.key] = command
@@ -97,6 +108,16 @@ class ThrusterWrenchActionCfg(ActionTermCfg):
     """A body wrench (6) allocated to a thruster group's non-negative forces."""
 
     class_type: type = ThrusterWrenchAction
+    group: str = ""
+    """Thruster group key, e.g. 'chaser/rcs'."""
+
+
+@dataclass(kw_only=True)
+class ThrusterForceActionCfg(ActionTermCfg):
+    """A body force (3) allocated to a thruster group with zero net torque (attitude is left
+    to another actuator, e.g. wheels driven by the agent graph)."""
+
+    class_type: type = ThrusterForceAction
     group: str = ""
     """Thruster group key, e.g. 'chaser/rcs'."""
 

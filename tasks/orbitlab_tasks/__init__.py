@@ -29,8 +29,17 @@ TASKS: dict[str, TaskEntry] = {
                           "orbitlab_tasks.pointing.pointing_env_cfg:baseline_cfg"),
     "Docking": TaskEntry("orbitlab_tasks.docking.docking_env_cfg:env_cfg",
                          "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
+    "Docking-Translation": TaskEntry(
+        "orbitlab_tasks.docking.docking_env_cfg:translation_env_cfg",
+        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
     "Formation": TaskEntry("orbitlab_tasks.formation.formation_env_cfg:env_cfg",
                            "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
+    "Formation-Translation": TaskEntry(
+        "orbitlab_tasks.formation.formation_env_cfg:translation_env_cfg",
+        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
+    "Formation-Velocity": TaskEntry(
+        "orbitlab_tasks.formation.formation_env_cfg:velocity_env_cfg",
+        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
 }
 """Task name -> its config factories."""
 

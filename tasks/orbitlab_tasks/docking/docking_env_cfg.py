@@ -39,7 +39,7 @@ from orbitlab.agent import (
 )
 from orbitlab.envs import mdp as core
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import ThrusterWrenchActionCfg
+from orbitlab.managers.action_manager import ThrusterForceActionCfg, ThrusterWrenchActionCfg
 from orbitlab.managers.terms import (
     CurriculumTermCfg,
     EventTermCfg,
@@ -194,6 +194,53 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     )
 
 
+# ------------------------------------------------------- translation policy
+def attitude_hold_nodes(env, period_s: float) -> list:
+    """The baseline's attitude loop: quaternion PD to the docking attitude on the wheels
+    (~0.2 rad/s bandwidth, damping 0.9, 0.05 N m)."""
+    n, dt, dev = env.num_envs, env.physics_dt, env.device
+    chaser = env.scene.entities["chaser"]
+    inertia = env.scene.mj_model.body_inertia[chaser.body_ids].sum(0)  # ~ composite, kg m^2
+    j = float(inertia.max())
+    omega = 0.2
+    pd = QuaternionPDNode(QuaternionPDCfg(kp_nm=2.0 * j * omega**2, kd_nms=1.8 * omega * j,
+                                          max_torque_nm=0.05, period_s=period_s,
+                                          inputs={"attitude": "star_tracker", "rate": "gyro"},
+                                          outputs={"torque": "attitude_torque"}),
+                          "attitude", n, dt, dev)
+    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=0.05, period_s=period_s,
+                                                  inputs={"torque": "attitude_torque"}),
+                                "wheels", n, dt, dev)
+    return [pd, wheels]
+
+
+def attitude_hold_agent(env):
+    """Agent of Docking-Translation: the baseline's navigation (for the docking attitude) and
+    attitude loop; the policy flies the RCS."""
+    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    lever = tuple(float(x) for x in mdp.probe_lever(env))
+    nav = DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", env.num_envs,
+                         env.physics_dt, env.device)
+    graph = AgentGraph([nav, *attitude_hold_nodes(env, period)],
+                       external_inputs=["relative_nav", "star_tracker", "gyro", "gnss"])
+    return graph, {"wheel_torque": "chaser/wheels"}
+
+
+def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Docking-Translation, RL: the policy gives the chaser's body force [3] x 20 N, allocated
+    to the RCS with zero net torque; the attitude is held at the docking attitude by the
+    baseline's quaternion PD on the wheels (agent graph). Observations, events, curriculum
+    and the translation rewards are Docking's; the attitude rewards, which the policy no
+    longer controls, are dropped."""
+    cfg = env_cfg(num_envs)
+    cfg.actions = {"force": ThrusterForceActionCfg(group="chaser/rcs",
+                                                   scale=(FORCE_SCALE_N,) * 3)}
+    cfg.agent = attitude_hold_agent
+    for name in ("attitude", "rates", "rates_fine"):
+        del cfg.rewards[name]
+    return cfg
+
+
 # ------------------------------------------------------------------ baseline
 def glideslope_agent(env):
     """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
@@ -201,7 +248,6 @@ def glideslope_agent(env):
     chaser = env.scene.entities["chaser"]
     rcs = env.scene.actuators["chaser/rcs"]
     period = rcs.cfg.pwm_period_s
-    inertia = env.scene.mj_model.body_inertia[chaser.body_ids].sum(0)  # ~ composite, kg m^2
     lever = tuple(float(x) for x in mdp.probe_lever(env))
     nav = DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", n, dt, dev)
     guide = GlideslopeNode(GlideslopeCfg(mass_kg=chaser.mass_kg, period_s=period,
@@ -209,17 +255,7 @@ def glideslope_agent(env):
                                          max_speed_mps=GLIDESLOPE["max_mps"],
                                          time_constant_s=GLIDESLOPE["time_constant_s"]),
                            "glideslope", n, dt, dev)
-    # Attitude: ~0.2 rad/s bandwidth, damping 0.9, on the wheels' 0.05 N m.
-    j = float(inertia.max())
-    omega = 0.2
-    pd = QuaternionPDNode(QuaternionPDCfg(kp_nm=2.0 * j * omega**2, kd_nms=1.8 * omega * j,
-                                          max_torque_nm=0.05, period_s=period,
-                                          inputs={"attitude": "star_tracker", "rate": "gyro"},
-                                          outputs={"torque": "attitude_torque"}),
-                          "attitude", n, dt, dev)
-    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=0.05, period_s=period,
-                                                  inputs={"torque": "attitude_torque"}),
-                                "wheels", n, dt, dev)
+    pd, wheels = attitude_hold_nodes(env, period)
     to_body = HillForceToBodyNode(HillForceToBodyCfg(period_s=period), "to_body", n, dt, dev)
     alloc = AllocationNode(AllocationCfg(allocator=rcs.allocator(), period_s=period),
                            "allocation", n, dt, dev)

@@ -31,6 +31,8 @@ from orbitlab.agent import (
     NodeCfg,
     QuaternionPDCfg,
     QuaternionPDNode,
+    VelocityLoopCfg,
+    VelocityLoopNode,
     mean_motion,
 )
 from orbitlab_tasks.formation import geometry as geo
@@ -231,10 +233,59 @@ def follower_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S) -> li
     return [slot, *_flyer_chain(env, follower, FOLLOWER_GAINS, period_s)]
 
 
+VELOCITY_LOOP_TIME_CONSTANT_S = 2.0
+"""Follower velocity loop of the velocity-command task: the slot error rate's error decays
+with this time constant, s."""
+
+
+def follower_attitude_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S,
+                            velocity_loop: bool = False) -> list[Node]:
+    """The follower's slot estimate, its attitude PD (to the leader's attitude) and the
+    wrench/allocation chain, with the Hill force left to the value `<follower>/force_hill`:
+    a policy's action (`GraphInputActionCfg`) provides it. With `velocity_loop`, the action is
+    `<follower>/velocity_command` instead, the slot error's rate asked (Hill axes, m/s), and a
+    proportional velocity loop on the follower's navigated slot error rate gives the force."""
+    lqr, pd, wrench, alloc = _flyer_chain(env, follower, FOLLOWER_GAINS, period_s)
+    del lqr
+    slot = FollowerSlotNode(NodeCfg(
+        period_s=period_s, inputs={"relative_nav": f"{follower}/relative_nav",
+                                   "star_tracker": f"{follower}/star_tracker"},
+        outputs=_slot_outputs(follower)), f"{follower}_slot", env, geo.SLOT_OFFSETS_M[follower])
+    if not velocity_loop:
+        return [slot, pd, wrench, alloc]
+    loop = VelocityLoopNode(VelocityLoopCfg(
+        mass_kg=geo.MASS_KG, time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
+        max_force_n=FOLLOWER_GAINS.max_force_n, period_s=period_s,
+        inputs={"velocity_command": f"{follower}/velocity_command",
+                "velocity": f"{follower}/rel_vel"},
+        outputs={"force": f"{follower}/force_hill"}), f"{follower}_velocity_loop",
+        env.num_envs, env.physics_dt, env.device)
+    return [slot, loop, pd, wrench, alloc]
+
+
 def leader_agent(env):
     """Agent of the RL task: only the scripted leader (the policy flies the followers)."""
     graph = AgentGraph(leader_nodes(env))
     return graph, {f"{geo.LEADER}/thruster_force": f"{geo.LEADER}/rcs"}
+
+
+def translation_policy_agent(env, command: str = "force_hill"):
+    """Agent of the translation-policy tasks: the scripted leader, and for each follower its
+    attitude PD and allocation; the policy gives each follower's Hill-frame force
+    (`command` 'force_hill') or the rate of its slot error ('velocity_command')."""
+    if command not in ("force_hill", "velocity_command"):
+        raise ValueError(f"command must be 'force_hill' or 'velocity_command', got '{command}'")
+    nodes = leader_nodes(env)
+    for f in geo.FOLLOWERS:
+        nodes += follower_attitude_nodes(env, f, velocity_loop=command == "velocity_command")
+    outputs = {f"{e}/thruster_force": f"{e}/rcs" for e in (geo.LEADER, *geo.FOLLOWERS)}
+    inputs = [f"{f}/{command}" for f in geo.FOLLOWERS]
+    return AgentGraph(nodes, external_inputs=inputs), outputs
+
+
+def velocity_policy_agent(env):
+    """`translation_policy_agent` with velocity commands."""
+    return translation_policy_agent(env, "velocity_command")
 
 
 def baseline_agent(env):
@@ -249,4 +300,5 @@ def baseline_agent(env):
 __all__ = ["CONTROL_PERIOD_S", "FOLLOWER_GAINS", "LEADER_GAINS", "SPEC_ATTITUDE_BANDWIDTH_RAD_S",
            "SPEC_Q_POS", "SPEC_Q_VEL", "SPEC_R_FORCE", "FlyerGains",
            "FollowerSlotNode", "LeaderWaypointNode", "ReferencePointNode", "SensorTapNode",
-           "baseline_agent", "follower_nodes", "leader_agent", "leader_nodes"]
+           "baseline_agent", "follower_attitude_nodes", "follower_nodes", "leader_agent",
+           "leader_nodes", "translation_policy_agent", "velocity_policy_agent"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from orbitlab.envs import mdp as core_mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import ThrusterWrenchActionCfg
+from orbitlab.managers.action_manager import GraphInputActionCfg, ThrusterWrenchActionCfg
 from orbitlab.managers.terms import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -34,7 +34,12 @@ from orbitlab.scene.scene import SceneCfg
 from orbitlab.sensors.navigation import RelativeNavCfg
 from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation import mdp
-from orbitlab_tasks.formation.agents import baseline_agent, leader_agent
+from orbitlab_tasks.formation.agents import (
+    baseline_agent,
+    leader_agent,
+    translation_policy_agent,
+    velocity_policy_agent,
+)
 
 PHYSICS_DT_S = 0.05
 """Physics step, s (two per 10 Hz PWM period)."""
@@ -181,6 +186,78 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         commands={"waypoint": mdp.WaypointScheduleCfg()},
         agent=leader_agent,
     )
+
+
+MAX_HILL_FORCE_N = 0.75
+"""Per-Hill-axis force of a full action in the translation task, N (half the baseline's 1.5 N
+cap; about twice the leader's 0.4 N)."""
+
+
+MAX_SLOT_SPEED_MPS = 0.2
+"""Slot error rate of a full action in the velocity-command task, m/s (twice the leader's
+0.1 m/s top speed)."""
+
+
+def velocity_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Formation-Velocity (RL): actions [follower_1 slot error rate (3), follower_2 (3)] in
+    [-1, 1] x 0.2 m/s, Hill axes: the policy is the guidance, and the agent graph's follower
+    chain is a proportional velocity loop (2 s) on the navigated slot error rate, the attitude
+    PD to the leader's attitude and the thruster allocation. Inputs and shaping as
+    Formation-Translation."""
+    cfg = translation_env_cfg(num_envs)
+    cfg.actions = {f: GraphInputActionCfg(key=f"{f}/velocity_command", dim=3,
+                                          scale=(MAX_SLOT_SPEED_MPS,) * 3)
+                   for f in geo.FOLLOWERS}
+    cfg.agent = velocity_policy_agent
+    return cfg
+
+
+def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Formation-Translation (RL): actions [follower_1 Hill force (3), follower_2 (3)] in
+    [-1, 1] x 0.75 N. Each follower's attitude is held to the leader's by the baseline's
+    quaternion PD node in the agent graph, which also allocates the policy's force and the PD
+    torque to the twelve thrusters: the usual split of an inner attitude loop under a learned
+    translation policy. Policy inputs per follower: slot error and rate in Hill axes (its
+    relative navigation and star tracker; coarse and fine-scaled copies) and its last action.
+    Shaping: the formation kernels, plus tracking of a reference closing velocity."""
+    cfg = env_cfg(num_envs)
+    cfg.actions = {f: GraphInputActionCfg(key=f"{f}/force_hill", dim=3,
+                                          scale=(MAX_HILL_FORCE_N,) * 3)
+                   for f in geo.FOLLOWERS}
+    cfg.agent = translation_policy_agent
+    terms = {}
+    for f in geo.FOLLOWERS:
+        p = {"follower": f}
+        terms[f"{f}/slot_pos"] = ObservationTermCfg(func=mdp.slot_pos_error, params=p,
+                                                    scale=1.0 / 0.5, clip=(-10.0, 10.0))
+        terms[f"{f}/slot_vel"] = ObservationTermCfg(func=mdp.slot_vel_error, params=p,
+                                                    scale=10.0, clip=(-10.0, 10.0))
+        # fine copies for the last centimetres
+        terms[f"{f}/slot_pos_fine"] = ObservationTermCfg(func=mdp.slot_pos_error, params=p,
+                                                         scale=1.0 / 0.05, clip=(-1.0, 1.0))
+        terms[f"{f}/slot_vel_fine"] = ObservationTermCfg(func=mdp.slot_vel_error, params=p,
+                                                         scale=1.0 / 0.01, clip=(-1.0, 1.0))
+        terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+    critic = {}
+    for f in geo.FOLLOWERS:
+        p = {"follower": f}
+        critic[f"{f}/true_slot"] = ObservationTermCfg(func=mdp.true_slot_hill, params=p,
+                                                      clip=(-10.0, 10.0))
+        critic[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+    critic["leader_vel"] = ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0)
+    critic["waypoint_phase"] = ObservationTermCfg(func=mdp.waypoint_phase)
+    cfg.observations = {"policy": ObservationGroupCfg(terms=terms),
+                        "critic": ObservationGroupCfg(terms=critic, enable_noise=False)}
+    del cfg.rewards["attitude_kernel"]  # the PD node owns the attitude; still logged as error
+    cfg.rewards["attitude_error"].weight = -0.01
+    # Close on the slot along a smooth reference velocity field (-e / 10 s, at most 0.1 m/s)
+    # instead of penalising every relative velocity.
+    del cfg.rewards["slot_velocity"]
+    cfg.rewards["velocity_tracking"] = RewardTermCfg(func=mdp.slot_velocity_tracking,
+                                                     weight=-2.0)
+    cfg.rewards["velocity_kernel"] = RewardTermCfg(func=mdp.slot_velocity_kernel, weight=0.5,
+                                                   params={"sigma_mps": 0.01})
+    return cfg
 
 
 def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:

@@ -51,9 +51,11 @@ def leader_attitude_error(env, follower: str) -> torch.Tensor:
 
 
 def follower_last_action(env, follower: str) -> torch.Tensor:
-    """The follower's part of the previous action (its 6 wrench components, in [-1, 1])."""
+    """The follower's part of the previous action (its wrench or Hill force, in [-1, 1]): the
+    action holds the followers' equal parts one after the other."""
     k = _follower_index(follower)
-    return env.action_manager.action[:, 6 * k:6 * k + 6]
+    dim = env.action_manager.total_dim // len(geo.FOLLOWERS)
+    return env.action_manager.action[:, dim * k:dim * (k + 1)]
 
 
 
@@ -103,6 +105,13 @@ def true_slot_body(env, follower: str) -> torch.Tensor:
     C, _ = env.scene.view.hill()
     M = geo.hill_to_body(C.double(), env.scene.entities[follower].root_pose()[1].double())
     return torch.cat([(M @ err[:, k, :, None])[..., 0], (M @ vel[:, k, :, None])[..., 0]], -1)
+
+
+def true_slot_hill(env, follower: str) -> torch.Tensor:
+    """True slot error and rate in Hill axes, (N, 6): m, m/s."""
+    k = _follower_index(follower)
+    err, vel = true_slot_state(env)
+    return torch.cat([err[:, k], vel[:, k]], -1)
 
 
 def leader_velocity_hill(env) -> torch.Tensor:
@@ -201,8 +210,40 @@ class slot_velocity_error(PerFollowerTerm):
         return true_slot_state(env)[1].norm(dim=-1)
 
 
+def reference_slot_velocity(error_m: torch.Tensor, time_constant_s: float,
+                            max_speed_mps: float) -> torch.Tensor:
+    """The closing velocity asked of a follower at slot error e (Hill axes): -e / tau, its
+    norm capped at `max_speed_mps` (m/s); a smooth field that brings it back to its slot."""
+    v = -error_m / time_constant_s
+    speed = v.norm(dim=-1, keepdim=True)
+    return v * (max_speed_mps / speed.clamp_min(max_speed_mps))
+
+
+class slot_velocity_tracking(PerFollowerTerm):
+    """|rate of the slot error - reference velocity| (truth, Hill axes), m/s: each follower is
+    asked to close on its slot along `reference_slot_velocity`."""
+
+    def __call__(self, env, time_constant_s: float = 10.0,
+                 max_speed_mps: float = 0.1) -> torch.Tensor:
+        err, vel = true_slot_state(env)
+        ref = reference_slot_velocity(err, time_constant_s, max_speed_mps)
+        self.per_follower = (vel - ref).norm(dim=-1).float()
+        return self.per_follower.mean(-1)
+
+
+class slot_velocity_kernel(PerFollowerTerm):
+    """exp(-|slot error rate - reference velocity| / sigma) (truth), in (0, 1]."""
+
+    def __call__(self, env, sigma_mps: float = 0.01, time_constant_s: float = 10.0,
+                 max_speed_mps: float = 0.1) -> torch.Tensor:
+        err, vel = true_slot_state(env)
+        ref = reference_slot_velocity(err, time_constant_s, max_speed_mps)
+        self.per_follower = torch.exp(-(vel - ref).norm(dim=-1) / sigma_mps).float()
+        return self.per_follower.mean(-1)
+
+
 class action_rate(PerFollowerTerm):
-    """Squared change of each follower's 6 action components since the last step."""
+    """Squared change of each follower's action components since the last step."""
 
     def values(self, env) -> torch.Tensor:
         diff = env.action_manager.action - env.action_manager.prev_action
