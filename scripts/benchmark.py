@@ -103,6 +103,18 @@ def run_bridge(args) -> list[dict]:
     return results
 
 
+def run_cpu_physics(args) -> dict:
+    from orbitlab.bench.physics import PhysicsBenchCfg, format_physics, measure_physics
+
+    nworlds = tuple(args.nworld or (1024, 4096))
+    results, separate = measure_physics(PhysicsBenchCfg(
+        nworlds=nworlds, steps=args.steps, trials=args.trials, nthread=args.nthread,
+        kernel_threads=args.kernel_threads))
+    print(f"physics benchmark (cpu backend, {os.cpu_count()} CPUs)")
+    print(format_physics(results, separate))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -159,40 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "physics":
         steps, trials = (50, 7) if args.backend == "warp" else (20, 21)
         args.steps, args.trials = args.steps or steps, args.trials or trials
-    if args.mode == "env":
-        results = run_env(args)
-        if args.json:
-            write_json_atomically(args.json, {"env": results})
-            print(f"wrote {args.json}")
-        return 0
-    if args.mode == "bridge":
-        results = run_bridge(args)
-        if args.json:
-            write_json_atomically(args.json, {"bridge": results})
-            print(f"wrote {args.json}")
-        return 0
-    if args.mode == "train":
-        results = run_train(args)
-        if args.json:
-            write_json_atomically(args.json, {"train": results})
-            print(f"wrote {args.json}")
-        return 0
-    if args.backend == "warp":
-        results = run_warp(args)
-    else:
-        from orbitlab.bench.physics import PhysicsBenchCfg, format_physics, measure_physics
-
-        nworlds = tuple(args.nworld or (1024, 4096))
-        results, separate = measure_physics(PhysicsBenchCfg(
-            nworlds=nworlds, steps=args.steps, trials=args.trials, nthread=args.nthread,
-            kernel_threads=args.kernel_threads))
-        print(f"physics benchmark (cpu backend, {os.cpu_count()} CPUs)")
-        print(format_physics(results, separate))
+    runners = {"env": run_env, "bridge": run_bridge, "train": run_train,
+               "physics": run_warp if args.backend == "warp" else run_cpu_physics}
+    results = runners[args.mode](args)
     if args.json:
-        write_json_atomically(args.json, {"physics": results})
+        write_json_atomically(args.json, {args.mode: results})
         print(f"wrote {args.json}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -126,6 +126,12 @@ def policy_observations(with_action: bool = True, frame: str = "body") -> Observ
     return ObservationGroupCfg(terms=terms)
 
 
+def _leader_critic_terms() -> dict[str, ObservationTermCfg]:
+    """The leader's Hill velocity (m/s x 10) and the phase of its waypoint hold."""
+    return {"leader_vel": ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0),
+            "waypoint_phase": ObservationTermCfg(func=mdp.waypoint_phase)}
+
+
 def critic_observations() -> ObservationGroupCfg:
     """Privileged, noise-free values for PPO's critic: each follower's true slot error and rate
     (its true body axes, m and m/s), attitude error, rate and last action, then the
@@ -139,8 +145,7 @@ def critic_observations() -> ObservationGroupCfg:
         terms[f"{f}/rate"] = ObservationTermCfg(func=core_mdp.sensor_value,
                                                 params={"name": f"{f}/gyro"}, scale=5.0)
         terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
-    terms["leader_vel"] = ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0)
-    terms["waypoint_phase"] = ObservationTermCfg(func=mdp.waypoint_phase)
+    terms.update(_leader_critic_terms())
     return ObservationGroupCfg(terms=terms, enable_noise=False)
 
 
@@ -244,8 +249,7 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         critic[f"{f}/true_slot"] = ObservationTermCfg(func=mdp.true_slot_hill, params=p,
                                                       clip=(-10.0, 10.0))
         critic[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
-    critic["leader_vel"] = ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0)
-    critic["waypoint_phase"] = ObservationTermCfg(func=mdp.waypoint_phase)
+    critic.update(_leader_critic_terms())
     cfg.observations = {"policy": ObservationGroupCfg(terms=terms),
                         "critic": ObservationGroupCfg(terms=critic, enable_noise=False)}
     del cfg.rewards["attitude_kernel"]  # the PD node owns the attitude; still logged as error
