@@ -70,6 +70,9 @@ def export(checkpoint: Path) -> dict:
 @hydra.main(version_base="1.3", config_path="../configs", config_name="train")
 def main(cfg: DictConfig) -> None:
     library = cfg.agent.library
+    if int(cfg.eval_num_envs) < 0:
+        raise SystemExit(f"eval_num_envs must be >= 0 (0: no final evaluation), got "
+                         f"{cfg.eval_num_envs}")
     module = trainer(library)
     info = dist.process_info()
     if info.distributed and library != "rsl_rl":
@@ -88,16 +91,20 @@ def main(cfg: DictConfig) -> None:
     if info.rank == 0 and not result.interrupted:
         run_cfg = OmegaConf.to_container(cfg, resolve=True)
         started = time.perf_counter()
-        score = evaluate(settings, result.checkpoint, run_cfg, int(cfg.eval_num_envs))
+        eval_num_envs = int(cfg.eval_num_envs)
+        score = (evaluate(settings, result.checkpoint, run_cfg, eval_num_envs)
+                 if eval_num_envs > 0 else None)
         metrics = {"task": settings.task, "library": library, "train_s": result.train_s,
                    "iterations": result.iterations, "env_steps": result.env_steps,
                    "world_size": info.world_size, "checkpoint": str(result.checkpoint),
                    "resumed_from": str(settings.resume_from) if settings.resume_from else None,
-                   "eval_s": time.perf_counter() - started, **score_dict(score)}
+                   "eval_s": time.perf_counter() - started,
+                   **(score_dict(score) if score is not None else {})}
         if cfg.export and library == "rsl_rl":
             metrics.update(export(result.checkpoint))
         write_json(run_dir / "metrics.json", metrics)
-        print(f"{settings.task}: final policy: {score}")
+        print(f"{settings.task}: final policy: "
+              + (str(score) if score is not None else "not evaluated (eval_num_envs=0)"))
         print(f"run directory: {run_dir}")
     dist.finish(info)
 

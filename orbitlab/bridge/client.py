@@ -71,7 +71,10 @@ class Client:
         self.sub.setsockopt(zmq.RCVHWM, cfg.hwm)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.sub.connect(f"tcp://{cfg.host}:{cfg.pub_port}")
-        self.pub = self.context.socket(zmq.PUB)
+        # An XPUB sends like a PUB and also hands us the simulator's subscription, so that
+        # `wait_connected` can tell when commands will be delivered (a PUB silently drops
+        # what it sends before its peer has subscribed).
+        self.pub = self.context.socket(zmq.XPUB)
         self.pub.setsockopt(zmq.LINGER, 0)
         self.pub.setsockopt(zmq.SNDHWM, cfg.hwm)
         command = f"tcp://{cfg.host}:{cfg.sub_port}"
@@ -98,6 +101,7 @@ class Client:
         self._clock_wall = time.monotonic()
         self._clock_out = 0.0
         self._last_heard = -float("inf")
+        self._subscribers = 0
         self._closed = False
 
     # -------------------------------------------------------------- lifecycle
@@ -191,6 +195,24 @@ class Client:
             self._handle(frame)
         return handled
 
+    def _count_subscribers(self) -> None:
+        """Read the (un)subscriptions the simulator's command socket sent to our XPUB."""
+        while True:
+            try:
+                event = self.pub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if event[:1] == b"\x01":
+                self._subscribers += 1
+            elif event[:1] == b"\x00":
+                self._subscribers = max(0, self._subscribers - 1)
+
+    def commands_connected(self) -> bool:
+        """Whether the simulator's command socket has subscribed to this client's commands
+        (before that, ZeroMQ drops what the client publishes)."""
+        self._count_subscribers()
+        return self._subscribers > 0
+
     def _handle(self, frame: bytes) -> None:
         try:
             message = protocol.decode(frame)
@@ -250,11 +272,14 @@ class Client:
             self.poll(min(remaining, 0.05))
 
     def wait_connected(self, timeout_s: float = 5.0) -> None:
-        """Poll until the simulator's clock has been heard."""
+        """Poll until the simulator's clock has been heard and its command socket has
+        subscribed to this client (so that the next command is delivered)."""
         end = time.monotonic() + timeout_s
-        while not self.link_alive():
+        while not (self.link_alive() and self.commands_connected()):
             if time.monotonic() > end:
-                raise TimeoutError(f"no clock from the simulator within {timeout_s} s")
+                missing = ("clock from the simulator" if not self.link_alive()
+                           else "subscription of the simulator's command socket")
+                raise TimeoutError(f"no {missing} within {timeout_s} s")
             self.poll(0.05)
 
     def link_alive(self) -> bool:
