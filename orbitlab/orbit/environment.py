@@ -5,6 +5,8 @@ Times are environment seconds since J2000; positions are ECI km.
 
 from __future__ import annotations
 
+import math
+
 import warp as wp
 
 from orbitlab.orbit.constants import (
@@ -19,6 +21,8 @@ from orbitlab.orbit.types import CentralBody
 f64 = wp.float64
 _DEG = 0.017453292519943295
 _INV_CENTURY = 1.0 / SECONDS_PER_JULIAN_CENTURY
+_EPS0 = 23.439 * _DEG
+_SIN_EPS0, _COS_EPS0 = math.sin(_EPS0), math.cos(_EPS0)
 
 
 @wp.func
@@ -26,6 +30,24 @@ def solar_mean_anomaly(t: f64) -> f64:
     """M = 357.528 + 35999.050 T degrees, in rad; T in Julian centuries since J2000."""
     T = t * f64(_INV_CENTURY)
     return (f64(357.528) + f64(35999.050) * T) * f64(_DEG)
+
+
+@wp.func
+def obliquity_sincos(T: f64):
+    """(sin eps, cos eps) of the obliquity eps = 23.439 - 0.013 T degrees (T in centuries).
+
+    eps moves by d = -0.013 T degrees from eps0 = 23.439; within a few centuries of
+    J2000 (|d| < 1e-3 rad) sin and cos of d are their series through d^5 (exact to
+    double precision) and the angle-sum identities give eps, without a sine or cosine.
+    """
+    d = -f64(0.013 * _DEG) * T
+    if wp.abs(d) < f64(1.0e-3):
+        d2 = d * d
+        sin_d = d * (f64(1.0) - d2 * (f64(1.0 / 6.0) - d2 * f64(1.0 / 120.0)))
+        cos_d = f64(1.0) - d2 * (f64(0.5) - d2 * f64(1.0 / 24.0))
+        return (f64(_SIN_EPS0) * cos_d + f64(_COS_EPS0) * sin_d,
+                f64(_COS_EPS0) * cos_d - f64(_SIN_EPS0) * sin_d)
+    return sincos(f64(_EPS0) + d)
 
 
 @wp.func
@@ -42,7 +64,7 @@ def sun_direction(t: f64) -> wp.vec3d:
     sin_2M = f64(2.0) * sin_M * cos_M
     lam = (f64(280.460) + f64(36000.771) * T + f64(1.915) * sin_M
            + f64(0.020) * sin_2M) * f64(_DEG)
-    sin_eps, cos_eps = sincos((f64(23.439) - f64(0.013) * T) * f64(_DEG))
+    sin_eps, cos_eps = obliquity_sincos(T)
     sin_lam, cos_lam = sincos(lam)
     return wp.vec3d(cos_lam, sin_lam * cos_eps, sin_lam * sin_eps)
 
@@ -118,6 +140,22 @@ def atmosphere_density(body: CentralBody, r: wp.vec3d) -> f64:
         return f64(0.0)
     h = wp.length(r) - body.radius
     return rho0 * wp.exp((body.atmosphere_h0 - h) * body.atmosphere_inv_scale_height)
+
+
+@wp.func
+def atmosphere_density_near(body: CentralBody, rho_ref: f64, r_ref_norm: f64,
+                            r: wp.vec3d) -> f64:
+    """rho at r from rho_ref = atmosphere_density(body, r_ref), kg/m^3 (|r_ref| = r_ref_norm, km).
+
+    The same law: rho(r) = rho_ref exp(-(|r| - |r_ref|)/H). Near the reference
+    (|x| < 1e-3 for x = -(|r| - |r_ref|)/H) exp(x) is its series through x^4
+    (truncation below 1e-17), which spares a plate near its chief the exponential.
+    """
+    x = (r_ref_norm - wp.length(r)) * body.atmosphere_inv_scale_height
+    if wp.abs(x) < f64(1.0e-3):
+        return rho_ref * (f64(1.0) + x * (f64(1.0) + x * (f64(0.5) + x * (
+            f64(1.0 / 6.0) + x * f64(1.0 / 24.0)))))
+    return rho_ref * wp.exp(x)
 
 
 @wp.func

@@ -29,32 +29,34 @@ _PIO2_C = 2.02226624879595063154e-21
 
 @wp.func
 def _sin_poly(r: f64) -> f64:
-    """sin r for |r| <= pi/4: Taylor series through r^17."""
-    r2 = r * r
-    p = f64(_F17)
-    p = p * r2 - f64(_F15)
-    p = p * r2 + f64(_F13)
-    p = p * r2 - f64(_F11)
-    p = p * r2 + f64(_F9)
-    p = p * r2 - f64(_F7)
-    p = p * r2 + f64(_F5)
-    p = p * r2 - f64(_F3)
-    return r + r * r2 * p
+    """sin r for |r| <= pi/4: Taylor series through r^17, in Estrin's scheme.
+
+    Estrin's pairing halves the chain of dependent multiply-adds of Horner's
+    rule, which is what bounds the speed of this scalar code.
+    """
+    z = r * r
+    z2 = z * z
+    z4 = z2 * z2
+    p01 = -f64(_F3) + f64(_F5) * z
+    p23 = -f64(_F7) + f64(_F9) * z
+    p45 = -f64(_F11) + f64(_F13) * z
+    p67 = -f64(_F15) + f64(_F17) * z
+    p = (p01 + z2 * p23) + z4 * (p45 + z2 * p67)
+    return r + r * z * p
 
 
 @wp.func
 def _cos_poly(r: f64) -> f64:
-    """cos r for |r| <= pi/4: Taylor series through r^18."""
-    r2 = r * r
-    p = -f64(_F18)
-    p = p * r2 + f64(_F16)
-    p = p * r2 - f64(_F14)
-    p = p * r2 + f64(_F12)
-    p = p * r2 - f64(_F10)
-    p = p * r2 + f64(_F8)
-    p = p * r2 - f64(_F6)
-    p = p * r2 + f64(_F4)
-    return f64(1.0) - f64(0.5) * r2 + r2 * r2 * p
+    """cos r for |r| <= pi/4: Taylor series through r^18, in Estrin's scheme."""
+    z = r * r
+    z2 = z * z
+    z4 = z2 * z2
+    p01 = f64(_F4) - f64(_F6) * z
+    p23 = f64(_F8) - f64(_F10) * z
+    p45 = f64(_F12) - f64(_F14) * z
+    p67 = f64(_F16) - f64(_F18) * z
+    p = (p01 + z2 * p23) + z4 * (p45 + z2 * p67)
+    return f64(1.0) - f64(0.5) * z + z2 * p
 
 
 @wp.func

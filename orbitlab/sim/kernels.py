@@ -23,12 +23,15 @@ how worlds are split across threads.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 import warp as wp
 
 from orbitlab.orbit.environment import (
     atmosphere_density,
+    atmosphere_density_near,
     atmosphere_velocity,
     dipole_field,
     illumination,
@@ -80,14 +83,6 @@ def free_joint_force(qfrc_applied: Any, qfrc_user: wp.array2d(dtype=wp.float64),
 
 
 @wp.func
-def model_row(nrow: int, w: int) -> int:
-    """Row of a model field for world w: its own row, or row 0 when shared."""
-    if nrow == 1:
-        return 0
-    return w
-
-
-@wp.func
 def rotor_axis(el: Elements, i: int, delta: f64) -> wp.vec3d:
     """CMG rotor axis in body axes at gimbal angle delta: s0 cos + (g x s0) sin."""
     s0 = el.cmg_spin0[i]
@@ -132,133 +127,225 @@ def cmg_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q:
     return -h / dt * (Q @ chord) - wp.cross(omega, h * s_mid)
 
 
-@wp.kernel
-def loads_kernel(
-    world_offset: int, chunk: int, advance: int, body: CentralBody, sw: Switches, el: Elements,
-    state: WorldState, idx: BodyIndex, frames: BodyFrames,
-    qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any), xipos: wp.array2d(dtype=Any),
-    xmat: wp.array2d(dtype=Any), cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
-    body_mass: wp.array2d(dtype=Any), body_inertia: wp.array2d(dtype=Any),
-    body_ipos: wp.array2d(dtype=Any), body_irot: wp.array2d(dtype=Any),
-    xfrc_user: wp.array2d(dtype=wp.spatial_vectord),
-    wrench: wp.array2d(dtype=wp.spatial_vectord), xfrc_applied: wp.array2d(dtype=Any),
-    qfrc_user: wp.array2d(dtype=wp.float64), qfrc_applied: wp.array2d(dtype=Any),
-):
-    """Environment at the chief and every orbit-layer load of world w.
+@dataclass(frozen=True)
+class KernelLayout:
+    """What a specialised loads kernel fixes at compile time (-1: read at run time).
 
-    With `advance`, also moves the chief, clock and actuator states to the end of
-    the step that MuJoCo is about to take with these loads.
+    With the element counts, switches and chief schedule as constants, the
+    compiler drops the code of absent loads, folds the switches and unrolls the
+    element loops. `GENERIC` leaves everything to run time (one compiled kernel for
+    every model); `OrbitData` specialises large batches (see `specialize`).
     """
-    w = wp.tid() + world_offset
-    R = state.R[w]
-    V = state.V[w]
-    t = state.t[w]
-    s_hat = sun_direction(t)
-    B = dipole_field(body, R, t)
-    state.sun_eci[w] = s_hat
-    state.mag_field_eci[w] = B
-    state.eclipse[w] = illumination(body, sw.penumbra, R, s_hat, t)
-    state.atm_density[w] = atmosphere_density(body, R)
-    zero = vec3d(f64(0.0), f64(0.0), f64(0.0))
-    kq = sw.from_qpos
-    nbody = body_mass.shape[1]
-    row_mass = model_row(body_mass.shape[0], w)
-    row_inertia = model_row(body_inertia.shape[0], w)
-    row_ipos = model_row(body_ipos.shape[0], w)
-    row_irot = model_row(body_irot.shape[0], w)
 
-    # Kinematics of every body once; then differential gravity and gravity gradient.
-    fr = frame_row(frames, state.R.shape[0], w, chunk)
-    fill_frames(kq, idx, frames, fr, w, qpos, qvel, xipos, xmat, cvel, ref_pos, body_ipos,
-                row_ipos)
-    M = f64(0.0)
-    for b in range(1, nbody):  # body 0 is the world
-        Q = frames.Q[fr, b]
-        x = frames.com[fr, b]
-        m = f64(body_mass[row_mass, b])
-        force = zero
-        torque = zero
-        if m > f64(0.0):
-            M += m
-            delta = f64(1.0e-3) * x
-            force = f64(1.0e3) * m * differential_gravity_accel(body, sw.use_j2, R, delta)
-            if sw.use_gravity_gradient != 0:
-                Q_I = Q @ wp.mat33d(body_irot[row_irot, b])  # MuJoCo's ximat
-                torque = gravity_gradient_torque(body.gm, R + delta, Q_I,
-                                                 vec3d(body_inertia[row_inertia, b]))
-        wrench[w, b] = spatial(force, torque)
+    nbody: int = -1
+    nsurf: int = -1
+    nthr: int = -1
+    ndip: int = -1
+    nmtq: int = -1
+    nrw: int = -1
+    ncmg: int = -1
+    use_j2: int = -1
+    use_gravity_gradient: int = -1
+    use_drag: int = -1
+    use_srp: int = -1
+    use_magnetic: int = -1
+    penumbra: int = -1
+    from_qpos: int = -1
+    to_qfrc: int = -1
+    segment_steps: int = -1
+    orbit_substeps: int = -1
 
-    F_ext = zero
-    # Drag and SRP on each plate, evaluated at its own position.
-    for s in range(el.surf_body.shape[0]):
-        b = el.surf_body[s]
-        Q = frames.Q[fr, b]
-        n = Q @ el.surf_normal[s]
-        c = Q @ el.surf_cop[s]
-        rp = R + f64(1.0e-3) * (frames.com[fr, b] + c)
-        force = zero
-        if sw.use_drag != 0 and el.surf_drag[s] != 0:
-            u = (f64(1.0e3) * V + frames.v_com[fr, b] + wp.cross(frames.omega[fr, b], c)
-                 - atmosphere_velocity(body, rp))
-            force += drag_force(atmosphere_density(body, rp), u, n, el.surf_area[s],
-                                el.surf_cd[s])
-        if sw.use_srp != 0 and el.surf_srp[s] != 0:
-            chi = illumination(body, sw.penumbra, rp, s_hat, t)
-            force += srp_force(chi, s_hat, n, el.surf_area[s], el.surf_cr[s])
-        add_wrench(wrench, w, b, force, wp.cross(c, force))
-        F_ext += force
 
-    # Thrusters: force along the body direction at a point given from the body origin.
-    for i in range(el.thr_body.shape[0]):
-        b = el.thr_body[i]
-        Q = frames.Q[fr, b]
-        f = wp.clamp(state.thruster_force[w, i], f64(0.0), el.thr_max[i])
-        force = f * (Q @ el.thr_dir[i])
-        arm = Q @ (el.thr_pos[i] - vec3d(body_ipos[row_ipos, b]))
-        add_wrench(wrench, w, b, force, wp.cross(arm, force))
-        F_ext += force
+GENERIC = KernelLayout()
 
-    if sw.use_magnetic != 0:
-        for i in range(el.dip_body.shape[0]):
-            b = el.dip_body[i]
-            m_world = frames.Q[fr, b] @ el.dip_moment[i]
-            add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
-        for i in range(el.mtq_body.shape[0]):
-            b = el.mtq_body[i]
-            dipole = wp.clamp(state.mtq_dipole[w, i], -el.mtq_max[i], el.mtq_max[i])
-            m_world = dipole * (frames.Q[fr, b] @ el.mtq_axis[i])
-            add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
 
-    # Momentum devices: internal torques with gyroscopic coupling.
-    for i in range(el.rw_body.shape[0] + el.cmg_body.shape[0]):
-        nrw = el.rw_body.shape[0]
-        b = 0
-        if i < nrw:
+@wp.func
+def static_or(value: int, runtime: int) -> int:
+    """A layout constant (>= 0) or, for -1, the run-time value."""
+    if value >= 0:
+        return value
+    return runtime
+
+
+@wp.func
+def model_row(nrow: int, w: int) -> int:
+    """Row of a model field for world w: its own row, or row 0 when shared."""
+    if nrow == 1:
+        return 0
+    return w
+
+
+def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None):
+    """The loads kernel with `layout`'s values as compile-time constants.
+
+    Every layout runs the same code below (the constants only resolve its
+    counts and switches), so a specialised kernel gives bit-identical results.
+    """
+    L = layout
+    NBODY, NSURF, NTHR, NDIP, NMTQ, NRW, NCMG = (L.nbody, L.nsurf, L.nthr, L.ndip, L.nmtq,
+                                                 L.nrw, L.ncmg)
+    USE_J2, USE_GG, USE_DRAG, USE_SRP, USE_MAG, PENUMBRA = (
+        L.use_j2, L.use_gravity_gradient, L.use_drag, L.use_srp, L.use_magnetic, L.penumbra)
+    FROM_QPOS, TO_QFRC, SEGMENT_STEPS, ORBIT_SUBSTEPS = (L.from_qpos, L.to_qfrc,
+                                                        L.segment_steps, L.orbit_substeps)
+
+    def loads_kernel(
+        world_offset: int, chunk: int, advance: int, body: CentralBody, sw: Switches,
+        el: Elements, state: WorldState, idx: BodyIndex, frames: BodyFrames,
+        qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any),
+        xipos: wp.array2d(dtype=Any), xmat: wp.array2d(dtype=Any),
+        cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
+        body_mass: wp.array2d(dtype=Any), body_inertia: wp.array2d(dtype=Any),
+        body_ipos: wp.array2d(dtype=Any), body_irot: wp.array2d(dtype=Any),
+        xfrc_user: wp.array2d(dtype=wp.spatial_vectord),
+        wrench: wp.array2d(dtype=wp.spatial_vectord), xfrc_applied: wp.array2d(dtype=Any),
+        qfrc_user: wp.array2d(dtype=wp.float64), qfrc_applied: wp.array2d(dtype=Any),
+    ):
+        """Environment at the chief and every orbit-layer load of world w.
+
+        With `advance`, also moves the chief, clock and actuator states to the end of
+        the step that MuJoCo is about to take with these loads.
+        """
+        w = wp.tid() + world_offset
+        use_j2 = static_or(USE_J2, sw.use_j2)
+        use_gg = static_or(USE_GG, sw.use_gravity_gradient)
+        use_drag = static_or(USE_DRAG, sw.use_drag)
+        use_srp = static_or(USE_SRP, sw.use_srp)
+        use_magnetic = static_or(USE_MAG, sw.use_magnetic)
+        penumbra = static_or(PENUMBRA, sw.penumbra)
+        kq = static_or(FROM_QPOS, sw.from_qpos)
+        to_qfrc = static_or(TO_QFRC, sw.to_qfrc)
+        nbody = static_or(NBODY, body_mass.shape[1])
+        nsurf = static_or(NSURF, el.surf_body.shape[0])
+        nthr = static_or(NTHR, el.thr_body.shape[0])
+        ndip = static_or(NDIP, el.dip_body.shape[0])
+        nmtq = static_or(NMTQ, el.mtq_body.shape[0])
+        nrw = static_or(NRW, el.rw_body.shape[0])
+        ncmg = static_or(NCMG, el.cmg_body.shape[0])
+        row_mass = model_row(body_mass.shape[0], w)
+        row_inertia = model_row(body_inertia.shape[0], w)
+        row_ipos = model_row(body_ipos.shape[0], w)
+        row_irot = model_row(body_irot.shape[0], w)
+
+        R = state.R[w]
+        V = state.V[w]
+        t = state.t[w]
+        s_hat = sun_direction(t)
+        B = dipole_field(body, R, t)
+        state.sun_eci[w] = s_hat
+        state.mag_field_eci[w] = B
+        state.eclipse[w] = illumination(body, penumbra, R, s_hat, t)
+        rho = atmosphere_density(body, R)
+        state.atm_density[w] = rho
+        R_norm = wp.length(R)
+        zero = vec3d(f64(0.0), f64(0.0), f64(0.0))
+
+        # Kinematics of every body once; then differential gravity and gravity gradient.
+        fr = frame_row(frames, state.R.shape[0], w, chunk)
+        fill_frames(kq, nbody, idx, frames, fr, w, qpos, qvel, xipos, xmat, cvel, ref_pos,
+                    body_ipos, row_ipos)
+        M = f64(0.0)
+        for b in range(1, nbody):  # body 0 is the world
+            Q = frames.Q[fr, b]
+            x = frames.com[fr, b]
+            m = f64(body_mass[row_mass, b])
+            force = zero
+            torque = zero
+            if m > f64(0.0):
+                M += m
+                delta = f64(1.0e-3) * x
+                force = f64(1.0e3) * m * differential_gravity_accel(body, use_j2, R, delta)
+                if use_gg != 0:
+                    Q_I = Q @ wp.mat33d(body_irot[row_irot, b])  # MuJoCo's ximat
+                    torque = gravity_gradient_torque(body.gm, R + delta, Q_I,
+                                                     vec3d(body_inertia[row_inertia, b]))
+            wrench[w, b] = spatial(force, torque)
+
+        F_ext = zero
+        # Drag and SRP on each plate, evaluated at its own position.
+        for s in range(nsurf):
+            b = el.surf_body[s]
+            Q = frames.Q[fr, b]
+            n = Q @ el.surf_normal[s]
+            c = Q @ el.surf_cop[s]
+            rp = R + f64(1.0e-3) * (frames.com[fr, b] + c)
+            force = zero
+            if use_drag != 0 and el.surf_drag[s] != 0:
+                u = (f64(1.0e3) * V + frames.v_com[fr, b] + wp.cross(frames.omega[fr, b], c)
+                     - atmosphere_velocity(body, rp))
+                rho_s = atmosphere_density_near(body, rho, R_norm, rp)
+                force += drag_force(rho_s, u, n, el.surf_area[s], el.surf_cd[s])
+            if use_srp != 0 and el.surf_srp[s] != 0:
+                chi = illumination(body, penumbra, rp, s_hat, t)
+                force += srp_force(chi, s_hat, n, el.surf_area[s], el.surf_cr[s])
+            add_wrench(wrench, w, b, force, wp.cross(c, force))
+            F_ext += force
+
+        # Thrusters: force along the body direction at a point given from the body origin.
+        for i in range(nthr):
+            b = el.thr_body[i]
+            Q = frames.Q[fr, b]
+            f = wp.clamp(state.thruster_force[w, i], f64(0.0), el.thr_max[i])
+            force = f * (Q @ el.thr_dir[i])
+            arm = Q @ (el.thr_pos[i] - vec3d(body_ipos[row_ipos, b]))
+            add_wrench(wrench, w, b, force, wp.cross(arm, force))
+            F_ext += force
+
+        if use_magnetic != 0:
+            for i in range(ndip):
+                b = el.dip_body[i]
+                m_world = frames.Q[fr, b] @ el.dip_moment[i]
+                add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
+            for i in range(nmtq):
+                b = el.mtq_body[i]
+                dipole = wp.clamp(state.mtq_dipole[w, i], -el.mtq_max[i], el.mtq_max[i])
+                m_world = dipole * (frames.Q[fr, b] @ el.mtq_axis[i])
+                add_wrench(wrench, w, b, zero, magnetic_torque(m_world, B))
+
+        # Momentum devices: internal torques with gyroscopic coupling.
+        for i in range(nrw):
             b = el.rw_body[i]
-        else:
-            b = el.cmg_body[i - nrw]
-        torque = zero
-        if i < nrw:
             torque = wheel_torque(el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
-        else:
-            torque = cmg_torque(sw, el, state, w, i - nrw, frames.Q[fr, b], frames.omega[fr, b])
-        add_wrench(wrench, w, b, zero, torque)
+            add_wrench(wrench, w, b, zero, torque)
+        for i in range(ncmg):
+            b = el.cmg_body[i]
+            torque = cmg_torque(sw, el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
+            add_wrench(wrench, w, b, zero, torque)
 
-    # Reference-orbit feedback and the origin-acceleration correction.
-    a_fb = zero
-    if M > f64(0.0):
-        a_fb = f64(1.0e-3) / M * F_ext
-    state.a_feedback[w] = a_fb
-    for b in range(1, nbody):
-        m = f64(body_mass[row_mass, b])
-        if m > f64(0.0):
-            add_wrench(wrench, w, b, -f64(1.0e3) * m * a_fb, zero)
-        total = xfrc_user[w, b] + wrench[w, b]
-        if sw.to_qfrc != 0:
-            lever = frames.Q[fr, b] @ vec3d(body_ipos[row_ipos, b])
-            free_joint_force(qfrc_applied, qfrc_user, w, idx.dofadr[b], frames.Q[fr, b], lever,
-                             total)
-        else:
-            xfrc_applied[w, b] = xfrc_applied.dtype(total)
-    if advance != 0:
-        advance_world(body, sw, el, state, w, a_fb)
+        # Reference-orbit feedback and the origin-acceleration correction.
+        a_fb = zero
+        if M > f64(0.0):
+            a_fb = f64(1.0e-3) / M * F_ext
+        state.a_feedback[w] = a_fb
+        for b in range(1, nbody):
+            m = f64(body_mass[row_mass, b])
+            if m > f64(0.0):
+                add_wrench(wrench, w, b, -f64(1.0e3) * m * a_fb, zero)
+            total = xfrc_user[w, b] + wrench[w, b]
+            if to_qfrc != 0:
+                lever = frames.Q[fr, b] @ vec3d(body_ipos[row_ipos, b])
+                free_joint_force(qfrc_applied, qfrc_user, w, idx.dofadr[b], frames.Q[fr, b],
+                                 lever, total)
+            else:
+                xfrc_applied[w, b] = xfrc_applied.dtype(total)
+        if advance != 0:
+            advance_world(body, sw, el, state, w, a_fb, use_j2,
+                          static_or(SEGMENT_STEPS, sw.segment_steps),
+                          static_or(ORBIT_SUBSTEPS, sw.orbit_substeps), nrw, ncmg)
+
+    options = {"enable_backward": False, "optimization_level": 3}
+    if module is None:
+        return wp.kernel(loads_kernel, enable_backward=False)
+    return wp.kernel(loads_kernel, enable_backward=False, module=module,
+                     module_options=options)
+
+
+loads_kernel = make_loads_kernel()
+"""The generic kernel: every count and switch read at run time."""
+
+
+@functools.cache
+def specialized_loads_kernel(layout: KernelLayout):
+    """The loads kernel compiled for `layout` (one Warp module per distinct layout, cached
+    in memory here and on disk by Warp)."""
+    return make_loads_kernel(layout, module="unique")

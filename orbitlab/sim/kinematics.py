@@ -102,11 +102,11 @@ def frame_row(frames: BodyFrames, nworld: int, w: int, chunk: int) -> int:
 
 
 @wp.func
-def fill_frames(from_qpos: int, idx: BodyIndex, frames: BodyFrames, row: int, w: int,
-                qpos: Any, qvel: Any, xipos: Any, xmat: Any, cvel: Any, ref_pos: Any,
+def fill_frames(from_qpos: int, nbody: int, idx: BodyIndex, frames: BodyFrames, row: int,
+                w: int, qpos: Any, qvel: Any, xipos: Any, xmat: Any, cvel: Any, ref_pos: Any,
                 body_ipos: Any, row_ipos: int):
     """Write every body's rotation, COM, angular velocity and COM velocity to `row`."""
-    for b in range(1, frames.Q.shape[1]):
+    for b in range(1, nbody):
         Q = body_rotation(from_qpos, idx, qpos, xmat, w, b)
         ipos = vec3d(body_ipos[row_ipos, b])
         x = body_com(from_qpos, idx, qpos, xipos, Q, ipos, w, b)
@@ -128,5 +128,5 @@ def frames_kernel(world_offset: int, chunk: int, from_qpos: int, idx: BodyIndex,
     row_ipos = w
     if body_ipos.shape[0] == 1:
         row_ipos = 0
-    fill_frames(from_qpos, idx, frames, w, w, qpos, qvel, xipos, xmat, cvel, ref_pos, body_ipos,
-                row_ipos)
+    fill_frames(from_qpos, frames.Q.shape[1], idx, frames, w, w, qpos, qvel, xipos, xmat, cvel,
+                ref_pos, body_ipos, row_ipos)

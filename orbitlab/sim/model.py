@@ -94,7 +94,8 @@ class OrbitModel:
 
     def make_data(self, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
                   nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0,
-                  device: str | None = None, **backend_options):
+                  device: str | None = None, specialize: bool | None = None,
+                  **backend_options):
         """Allocate `nworld` worlds, each starting on `orbit` (one, or one per world).
 
         Args:
@@ -108,10 +109,15 @@ class OrbitModel:
                 any count.
             device: Warp device of the 'warp' backend ('cuda:0', 'cpu'; default: a GPU
                 when there is one).
+            specialize: compile the orbit-layer kernel for this model's element counts
+                and switches (faster steps, bit-identical results; a few seconds of
+                compilation once per distinct model, cached on disk). None: from
+                `orbitlab.sim.data.SPECIALIZE_MIN_WORLDS` (1024) worlds up.
             backend_options: 'warp' only: nconmax, njmax (contacts and constraint
                 rows per world; by default sized from the scene's geom pairs).
         """
         from orbitlab.sim.data import OrbitData
 
         return OrbitData(self, nworld=nworld, orbit=orbit, nthread=nthread, backend=backend,
-                         kernel_threads=kernel_threads, device=device, **backend_options)
+                         kernel_threads=kernel_threads, device=device, specialize=specialize,
+                         **backend_options)
