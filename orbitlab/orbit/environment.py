@@ -23,6 +23,14 @@ _DEG = 0.017453292519943295
 _INV_CENTURY = 1.0 / SECONDS_PER_JULIAN_CENTURY
 _EPS0 = 23.439 * _DEG
 _SIN_EPS0, _COS_EPS0 = math.sin(_EPS0), math.cos(_EPS0)
+_VARPI0 = (280.460 - 357.528) * _DEG  # L - M at J2000: longitude of perihelion, rad
+_SIN_VARPI0, _COS_VARPI0 = math.sin(_VARPI0), math.cos(_VARPI0)
+_OBLIQUITY_RATE = -0.013 * _DEG  # rad per Julian century (a product inside f64() would be
+# evaluated in float32 by Warp: module constants are computed here, in float64)
+# Reciprocals of the series' factors, computed here in float64 (see above).
+_R2, _R6, _R12, _R20, _R24, _R30, _R42, _R56, _R72, _R90 = (
+    1.0 / k for k in (2.0, 6.0, 12.0, 20.0, 24.0, 30.0, 42.0, 56.0, 72.0, 90.0))
+_SMALL_ANGLE = 0.1  # rad: below it small_angle_sincos is exact to double precision
 
 
 @wp.func
@@ -33,20 +41,38 @@ def solar_mean_anomaly(t: f64) -> f64:
 
 
 @wp.func
+def small_angle_sincos(d: f64):
+    """(sin d, cos d) for |d| < 0.1 rad: Taylor series through d^9 and d^10.
+
+    The first omitted terms are below 3e-18 there: exact to double precision.
+    """
+    d2 = d * d
+    s = d * (f64(1.0) - d2 * f64(_R6) * (f64(1.0) - d2 * f64(_R20) * (
+        f64(1.0) - d2 * f64(_R42) * (f64(1.0) - d2 * f64(_R72)))))
+    c = f64(1.0) - d2 * f64(_R2) * (f64(1.0) - d2 * f64(_R12) * (
+        f64(1.0) - d2 * f64(_R30) * (f64(1.0) - d2 * f64(_R56) * (
+            f64(1.0) - d2 * f64(_R90)))))
+    return s, c
+
+
+@wp.func
+def rotate_sincos(s0: f64, c0: f64, s1: f64, c1: f64):
+    """(sin, cos) of a + b from those of a and b (the angle-sum identities)."""
+    return s0 * c1 + c0 * s1, c0 * c1 - s0 * s1
+
+
+@wp.func
 def obliquity_sincos(T: f64):
     """(sin eps, cos eps) of the obliquity eps = 23.439 - 0.013 T degrees (T in centuries).
 
-    eps moves by d = -0.013 T degrees from eps0 = 23.439; within a few centuries of
-    J2000 (|d| < 1e-3 rad) sin and cos of d are their series through d^5 (exact to
-    double precision) and the angle-sum identities give eps, without a sine or cosine.
+    eps is eps0 = 23.439 degrees plus d = -0.013 T degrees: within centuries of
+    J2000 d is a small angle, and eps's sine and cosine follow from eps0's
+    (constants) and d's series by the angle sum, without a trigonometric call.
     """
-    d = -f64(0.013 * _DEG) * T
-    if wp.abs(d) < f64(1.0e-3):
-        d2 = d * d
-        sin_d = d * (f64(1.0) - d2 * (f64(1.0 / 6.0) - d2 * f64(1.0 / 120.0)))
-        cos_d = f64(1.0) - d2 * (f64(0.5) - d2 * f64(1.0 / 24.0))
-        return (f64(_SIN_EPS0) * cos_d + f64(_COS_EPS0) * sin_d,
-                f64(_COS_EPS0) * cos_d - f64(_SIN_EPS0) * sin_d)
+    d = f64(_OBLIQUITY_RATE) * T
+    if wp.abs(d) < f64(_SMALL_ANGLE):
+        sin_d, cos_d = small_angle_sincos(d)
+        return rotate_sincos(f64(_SIN_EPS0), f64(_COS_EPS0), sin_d, cos_d)
     return sincos(f64(_EPS0) + d)
 
 
@@ -57,15 +83,28 @@ def sun_direction(t: f64) -> wp.vec3d:
     L = 280.460 + 36000.771 T, M = 357.528 + 35999.050 T,
     lambda = L + 1.915 sin M + 0.020 sin 2M, eps = 23.439 - 0.013 T (degrees),
     s = (cos lambda, sin lambda cos eps, sin lambda sin eps).
+
+    Evaluated as lambda = M + varpi0 + d, with varpi0 = 280.460 - 357.528
+    degrees and d = 1.721 T + 1.915 sin M + 0.020 sin 2M degrees (a few degrees
+    within a century of J2000): lambda's sine and cosine follow from M's by angle
+    sums, so the whole direction costs one sine-cosine evaluation (of M).
     """
     T = t * f64(_INV_CENTURY)
     M = solar_mean_anomaly(t)
     sin_M, cos_M = sincos(M)
     sin_2M = f64(2.0) * sin_M * cos_M
-    lam = (f64(280.460) + f64(36000.771) * T + f64(1.915) * sin_M
-           + f64(0.020) * sin_2M) * f64(_DEG)
+    d = (f64(1.721) * T + f64(1.915) * sin_M + f64(0.020) * sin_2M) * f64(_DEG)
+    sin_lam = f64(0.0)
+    cos_lam = f64(0.0)
+    if wp.abs(d) < f64(_SMALL_ANGLE):
+        sin_d, cos_d = small_angle_sincos(d)
+        sin_w, cos_w = rotate_sincos(f64(_SIN_VARPI0), f64(_COS_VARPI0), sin_d, cos_d)
+        sin_lam, cos_lam = rotate_sincos(sin_M, cos_M, sin_w, cos_w)
+    else:
+        lam = (f64(280.460) + f64(36000.771) * T + f64(1.915) * sin_M
+               + f64(0.020) * sin_2M) * f64(_DEG)
+        sin_lam, cos_lam = sincos(lam)
     sin_eps, cos_eps = obliquity_sincos(T)
-    sin_lam, cos_lam = sincos(lam)
     return wp.vec3d(cos_lam, sin_lam * cos_eps, sin_lam * sin_eps)
 
 
@@ -153,8 +192,8 @@ def atmosphere_density_near(body: CentralBody, rho_ref: f64, r_ref_norm: f64,
     """
     x = (r_ref_norm - wp.length(r)) * body.atmosphere_inv_scale_height
     if wp.abs(x) < f64(1.0e-3):
-        return rho_ref * (f64(1.0) + x * (f64(1.0) + x * (f64(0.5) + x * (
-            f64(1.0 / 6.0) + x * f64(1.0 / 24.0)))))
+        return rho_ref * (f64(1.0) + x * (f64(1.0) + x * (f64(_R2) + x * (
+            f64(_R6) + x * f64(_R24)))))
     return rho_ref * wp.exp(x)
 
 

@@ -13,6 +13,7 @@ f64 = wp.float64
 
 DRAG_MIN_SPEED_M_S = 1.0e-10
 """Below this atmosphere-relative speed (m/s) drag is zero."""
+_DRAG_MIN_SPEED_SQ = DRAG_MIN_SPEED_M_S**2  # computed in float64 here, not inside a kernel
 
 
 @wp.func
@@ -21,13 +22,12 @@ def drag_force(rho: f64, u: wp.vec3d, n: wp.vec3d, area: f64, cd: f64) -> wp.vec
 
     rho in kg/m^3, u (surface velocity relative to the atmosphere) in m/s, n the
     unit outward world normal, area in m^2. A back-facing plate gets zero.
+    Evaluated as the identical -1/2 rho C_D A max(0, n.u) u, which needs neither
+    |u| nor u_hat.
     """
-    speed = wp.length(u)
-    if speed < f64(DRAG_MIN_SPEED_M_S):
+    if wp.dot(u, u) < f64(_DRAG_MIN_SPEED_SQ):
         return wp.vec3d(f64(0.0), f64(0.0), f64(0.0))
-    u_hat = u * (f64(1.0) / speed)
-    exposed = area * wp.max(f64(0.0), wp.dot(n, u_hat))
-    return -f64(0.5) * rho * speed * speed * cd * exposed * u_hat
+    return -f64(0.5) * rho * cd * area * wp.max(f64(0.0), wp.dot(n, u)) * u
 
 
 @wp.func
