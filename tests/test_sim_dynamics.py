@@ -193,13 +193,18 @@ def test_segment_interpolation_between_endpoints_tracks_the_orbit():
     assert worst < 1e-6
 
 
-def test_one_and_two_threads_are_bit_identical():
+def test_one_and_two_threads_are_bit_identical(monkeypatch):
+    import orbitlab.sim.launch
+
+    monkeypatch.setattr(orbitlab.sim.launch, "MIN_WORLDS_PER_CHUNK", 1)  # 8 worlds, 2 chunks
+
     def run(nthread):
         spec = drag_scene(None, timestep=0.05)
         spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft"))
         inits = [circular_orbit(alt_km=300.0 + 10 * i, t=100.0 * i) for i in range(8)]
         data = spec.compile().make_data(nworld=8, orbit=inits, nthread=nthread,
                                         kernel_threads=nthread)
+        assert len(data._loads_and_advance._calls) == nthread
         data.bind("qvel")[:, 3:] = np.linspace(-0.1, 0.1, 24).reshape(8, 3)
         data.wheel_torque[:] = 0.001
         data.step(50)

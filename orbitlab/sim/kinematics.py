@@ -50,14 +50,40 @@ class BodyFrames:
 
 
 @wp.func
+def quat_rotation(qw: f64, qx: f64, qy: f64, qz: f64) -> wp.mat33d:
+    """Rotation matrix of the quaternion (qw, qx, qy, qz) after normalisation.
+
+    R = I + s [[-(y^2+z^2), xy-wz, xz+wy], [xy+wz, -(x^2+z^2), yz-wx],
+    [xz-wy, yz+wx, -(x^2+y^2)]] with s = 2/|q|^2: exact for any non-zero q, with
+    one division and no square root; a (near) zero q gives the identity, as MuJoCo's
+    normalisation does.
+    """
+    n2 = qw * qw + qx * qx + qy * qy + qz * qz
+    if n2 < f64(1.0e-30):
+        return wp.identity(n=3, dtype=f64)
+    s = f64(2.0) / n2
+    xx = s * qx * qx
+    yy = s * qy * qy
+    zz = s * qz * qz
+    xy = s * qx * qy
+    xz = s * qx * qz
+    yz = s * qy * qz
+    wx = s * qw * qx
+    wy = s * qw * qy
+    wz = s * qw * qz
+    return wp.mat33d(f64(1.0) - yy - zz, xy - wz, xz + wy,
+                     xy + wz, f64(1.0) - xx - zz, yz - wx,
+                     xz - wy, yz + wx, f64(1.0) - xx - yy)
+
+
+@wp.func
 def body_rotation(from_qpos: int, idx: BodyIndex, qpos: Any, xmat: Any, w: int,
                   b: int) -> wp.mat33d:
     """Q: world-from-body rotation of body b (MuJoCo's xmat)."""
     if from_qpos != 0:
-        a = idx.qposadr[b]
-        q = wp.quatd(f64(qpos[w, a + 4]), f64(qpos[w, a + 5]), f64(qpos[w, a + 6]),
-                     f64(qpos[w, a + 3]))  # MuJoCo (w, x, y, z) -> Warp (x, y, z, w)
-        return wp.quat_to_matrix(wp.normalize(q))
+        a = idx.qposadr[b]  # MuJoCo's quaternion order: (w, x, y, z)
+        return quat_rotation(f64(qpos[w, a + 3]), f64(qpos[w, a + 4]), f64(qpos[w, a + 5]),
+                             f64(qpos[w, a + 6]))
     return wp.mat33d(xmat[w, b])
 
 
