@@ -90,8 +90,22 @@ def test_pacer_real_time_and_catch_up_reset():
     pacer.wait(0.5, lambda timeout: time.sleep(timeout))  # 0.5 s simulated at 10x
     assert 0.045 <= time.monotonic() - start < 0.2
     time.sleep(0.2)  # fall behind by more than max_lag_s: re-anchored, no burst
-    pacer.wait(0.6, lambda timeout: None)
+    calls = []
+    pacer.wait(0.6, calls.append)
     assert pacer.resets == 2
+    assert calls == [0.0]  # late, yet the sockets are serviced once (commands are not starved)
+
+
+def test_a_simulation_behind_its_schedule_still_takes_commands():
+    """Asked for far more than it can do (every tick late), the bridge still applies each
+    command: the pacer services the sockets once per tick even without time to wait."""
+    sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
+    with serving(sim, accel=1e6) as server, client_for(server) as client:
+        client.wait_connected()
+        for value in (1.0, 2.0, 3.0):
+            client.publish_force("sc1", [value, 0.0, 0.0])
+            wait_until(lambda value=value: sim.wrench[1, 0] == value, client=client)
+        assert server.pacer.resets > 0  # it was indeed behind
 
 
 # -------------------------------------------------------------- handshake, clock

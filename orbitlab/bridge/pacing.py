@@ -52,15 +52,21 @@ class Pacer:
 
     def wait(self, sim_time: float, service: Callable[[float], None]) -> None:
         """Wait until `sim_time` is due, calling `service(timeout_s)` (which may block up to
-        that long, e.g. polling sockets) meanwhile; re-anchors when too far behind."""
+        that long, e.g. polling sockets) meanwhile, and at least once even when already
+        late (so that a simulation that cannot keep up still takes its commands);
+        re-anchors when too far behind."""
         if not self.paced:
             service(0.0)
             return
         due = self.deadline(sim_time)
+        serviced = False
         while True:
             remaining = due - time.monotonic()
             if remaining <= 0.0:
+                if not serviced:
+                    service(0.0)
                 break
+            serviced = True
             if remaining > self.cfg.spin_s + 1e-3:
                 service(remaining - self.cfg.spin_s)
             else:

@@ -21,6 +21,7 @@ pings so that a vanished client's lockstep topics can be released.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ try:  # optional fast JSON codec; the stdlib codec is the reference
     import msgspec as _msgspec
 except ImportError:  # pragma: no cover - depends on the environment
     _msgspec = None
+# Reused codec objects: msgspec.json.decode() sets up a decoder on every call (measured:
+# 6.8 us against 2.1 us for a 350-byte state message).
+_ENCODER = _msgspec.json.Encoder() if _msgspec is not None else None
+_DECODER = _msgspec.json.Decoder() if _msgspec is not None else None
 
 PUB_PORT = 5550
 """Telemetry out: the simulator's PUB binds here."""
@@ -68,9 +73,10 @@ class ProtocolError(ValueError):
         self.code, self.topic = code, topic
 
 
+@functools.cache
 def normalize(name: str) -> str:
     """Field-name key for matching: lowercased, underscores removed ('forceRequestBody' ->
-    'forcerequestbody', 'r_BN_N' -> 'rbnn')."""
+    'forcerequestbody', 'r_BN_N' -> 'rbnn'); cached, field names repeat in every message."""
     return name.lower().replace("_", "")
 
 
@@ -112,8 +118,8 @@ def stamp(time_s: float) -> dict[str, int]:
 # ----------------------------------------------------------------------------- codec
 def encode(message: dict[str, Any]) -> bytes:
     """One JSON frame (UTF-8)."""
-    if _msgspec is not None:
-        return _msgspec.json.encode(message)
+    if _ENCODER is not None:
+        return _ENCODER.encode(message)
     return json.dumps(message, separators=(",", ":")).encode()
 
 
@@ -123,9 +129,9 @@ def decode(frame: bytes) -> dict[str, Any]:
     NaN / Infinity tokens (which Python's json writes) are accepted here and rejected
     later by the payload check, with a clearer message.
     """
-    if _msgspec is not None:
+    if _DECODER is not None:
         try:
-            value = _msgspec.json.decode(frame)
+            value = _DECODER.decode(frame)
         except (_msgspec.DecodeError, UnicodeDecodeError):
             value = _slow_decode(frame)
     else:
@@ -151,7 +157,12 @@ class CommandType:
 
     msg_type: str
     fields: dict[str, str]
-    """Normalized field key -> the field's Basilisk name."""
+    """Normalized field key -> the field's Basilisk name (one: the vector payload)."""
+
+    def __post_init__(self) -> None:
+        if len(self.fields) != 1:
+            raise ValueError(f"{self.msg_type}: a command type has one vector field, got "
+                             f"{list(self.fields.values())}")
 
 
 FORCE = CommandType("CmdForceBodyMsgPayload", {"forcerequestbody": "forceRequestBody"})
@@ -171,19 +182,18 @@ def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
     `length` is the expected number of values; for wheel torques Basilisk's fixed 36-long
     array is also accepted when the entries past `length` are zero.
     """
-    payload = {}
-    for key, value in message.items():
-        norm = normalize(key)
+    key = value = None
+    for name, field_value in message.items():
+        norm = normalize(name)
         if norm in META_FIELDS:
             continue
         if norm not in ctype.fields:
-            raise ProtocolError("unknown_field", f"{topic}: unknown field '{key}' (expected "
+            raise ProtocolError("unknown_field", f"{topic}: unknown field '{name}' (expected "
                                 f"{', '.join(ctype.fields.values())})", topic)
-        payload[norm] = (key, value)
-    missing = [name for norm, name in ctype.fields.items() if norm not in payload]
-    if missing:
-        raise ProtocolError("missing_field", f"{topic}: missing field {missing[0]}", topic)
-    (key, value), = payload.values()
+        key, value = name, field_value  # the one payload field (a repeat: the last one)
+    if key is None:
+        raise ProtocolError("missing_field", f"{topic}: missing field "
+                            f"{next(iter(ctype.fields.values()))}", topic)
     if not isinstance(value, list):
         raise ProtocolError("bad_shape", f"{topic}: '{key}' must be a list of {length} numbers, "
                             f"got {type(value).__name__}", topic)
@@ -192,15 +202,14 @@ def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
     if not ok_len:
         raise ProtocolError("bad_shape", f"{topic}: '{key}' must have {length} values, got "
                             f"{len(value)}", topic)
-    out = []
     for i, x in enumerate(value):
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
+        if type(x) is not float and (type(x) is not int):  # bool is not a number here
             raise ProtocolError("bad_type", f"{topic}: '{key}'[{i}] must be a number, got "
                                 f"{x!r}", topic)
         if not math.isfinite(x):
             raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is {x} (NaN or inf)",
                                 topic)
-        out.append(float(x))
+    out = [float(x) for x in value]
     if len(out) > length:
         if any(out[length:]):
             raise ProtocolError("bad_shape", f"{topic}: '{key}' has non-zero values past the "
@@ -210,13 +219,20 @@ def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
 
 
 def telemetry(namespace: str, msg_type: str, topic: str, time_s: float,
-              payload: dict[str, Any]) -> dict[str, Any]:
-    """A telemetry message (payload field names lowercased)."""
+              payload: dict[str, Any], time_stamp: dict[str, int] | None = None
+              ) -> dict[str, Any]:
+    """A telemetry message (payload field names lowercased); `time_stamp` is
+    stamp(time_s), when the caller has it already."""
     message = {"namespace": namespace, "msg_type": msg_type, "topic_name": topic,
-               "time": time_s, "stamp": stamp(time_s)}
+               "time": time_s, "stamp": time_stamp or stamp(time_s)}
     for key, value in payload.items():
-        message[key.lower()] = value
+        message[_lower(key)] = value
     return message
+
+
+@functools.lru_cache(maxsize=4096)
+def _lower(name: str) -> str:
+    return name.lower()
 
 
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:

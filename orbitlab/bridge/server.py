@@ -464,10 +464,12 @@ class BridgeServer:
         frames = [self._send({"sim_time": t, "accelFactor": c.accel})]
         now = time.monotonic() if c.rate_in_wall_clock else t
         due = [k for k, lim in self.table.limiters.items() if lim.due(now)]
+        time_stamp = protocol.stamp(t)
+        outputs = self.table.outputs
         for key, payload in self.sim.payloads(due).items():
-            spec = self.table.outputs[key]
+            spec = outputs[key]
             frames.append(self._send(protocol.telemetry(spec.namespace, spec.msg_type,
-                                                        spec.topic, t, payload)))
+                                                        spec.topic, t, payload, time_stamp)))
         self._last_frames = [f for f in frames if f is not None]
 
     def _republish(self) -> None:

@@ -8,6 +8,7 @@ simulation updates both take effect.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -35,7 +36,7 @@ class TopicSpec:
     def key(self) -> tuple[str, str]:
         return (self.namespace, self.topic)
 
-    @property
+    @functools.cached_property
     def path(self) -> str:
         """orbitlab's name of the topic, /<ns>/orbitlab/<dir>/<topic>."""
         return protocol.topic_path(self.namespace, self.topic, self.direction)
