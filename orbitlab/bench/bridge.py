@@ -10,7 +10,8 @@ commands for the last state arrived, so the rate is the round-trip rate.
 Per row: achieved Hz = `sc_states` messages per spacecraft per wall second at the client
 (mean over spacecraft), jitter = std of their inter-arrival times (ms, mean over spacecraft),
 commands Hz = commands the client sent per spacecraft per second in the measured window
-(each one answers a state). Rows with sim
+(each one answers a state); applied Hz = commands the simulator accepted per spacecraft per
+second over the same span of its own clock. Rows with sim
 'stand-in' measure the bridge alone (a numpy double integrator as the simulation); rows with
 sim 'formation' step the real orbitlab Formation scene (3 spacecraft, thrusters by allocation
 and PWM).
@@ -103,7 +104,11 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
             if time.monotonic() > deadline or not child.is_alive():
                 raise RuntimeError("the benchmark's client process never connected")
             server.service(0.05)
-        server.run(duration_s=cfg.warmup_s + cfg.duration_s + 0.3)
+        server.run(duration_s=cfg.warmup_s)
+        applied0, start = server.stats.commands, time.monotonic()
+        server.run(duration_s=cfg.duration_s)
+        applied_hz = (server.stats.commands - applied0) / (time.monotonic() - start) / len(names)
+        server.run(duration_s=0.3)  # until the client has finished
         result = queue.get(timeout=30.0)
         child.join(timeout=10.0)
     finally:
@@ -111,6 +116,7 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
             child.kill()
         server.close()
     result["commands_hz"] = result.pop("sent_hz")
+    result["applied_hz"] = applied_hz
     result["rejected"] = sum(server.stats.rejected.values())
     return result
 
@@ -161,7 +167,7 @@ def _real_rows(cfg: BridgeBenchCfg) -> list[dict]:
 
 
 HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'speed':>6s} {'asked Hz':>9s} "
-          f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s}")
+          f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s}")
 
 
 def _fmt(x: float, spec: str) -> str:
@@ -173,7 +179,7 @@ def _line(row: dict) -> str:
     asked = "max" if np.isnan(row["asked_hz"]) else f"{row['asked_hz']:.0f}"
     return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {speed:>6s} "
             f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
-            f"{_fmt(row['commands_hz'], '9.0f')}")
+            f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')}")
 
 
 def format_bridge(rows: list[dict]) -> str:
