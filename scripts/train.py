@@ -14,6 +14,10 @@ length), checkpoints (every `agent.save_interval` iterations, and on Ctrl-C), th
 exported actor (exported/policy.pt and policy.onnx, rsl-rl) and metrics.json: the
 score of the final policy over one episode of `eval_num_envs` fresh worlds.
 
+`select_best=true` scores every segment checkpoint over one episode of
+`select_num_envs` other fresh worlds (seed + 2) and evaluates, exports and reports
+the best (success rate, then return) instead of the last one (rsl-rl, sb3).
+
 `resume=true` continues the latest earlier run of the task from its last segment
 checkpoint (`resume=<run dir or checkpoint>` picks one) up to `agent.max_iterations`
 in all; on the CPU backend the result equals the uninterrupted run's (rsl-rl, sb3).
@@ -43,15 +47,35 @@ def settings_from(cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo,
                          world_size=info.world_size)
 
 
-def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int) -> dict:
+def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int,
+             seed_offset: int = 1):
     """Score the checkpoint's deterministic actor over one episode of fresh worlds, at the
-    task's full difficulty (no curriculum)."""
-    env = settings.make_env(num_envs=num_envs, seed=settings.seed + 1, evaluation=True)
+    task's full difficulty (no curriculum); worlds from seed + `seed_offset`."""
+    seed = settings.seed + seed_offset
+    env = settings.make_env(num_envs=num_envs, seed=seed, evaluation=True)
     policy = load_policy(env, checkpoint, run_cfg)
     with torch.inference_mode():
-        score = rollout(env, policy=policy, seed=settings.seed + 1)
+        score = rollout(env, policy=policy, seed=seed)
     env.close()
     return score
+
+
+def select_checkpoint(module, settings: TrainSettings, run_cfg: dict, num_envs: int,
+                      last: Path) -> tuple[Path, list[dict]]:
+    """The best segment checkpoint on `num_envs` selection worlds (seed + 2, apart from the
+    final evaluation's seed + 1): highest success rate, then highest mean return."""
+    if not hasattr(module, "checkpoints"):
+        raise SystemExit(f"select_best: checkpoint selection supports rsl_rl and sb3, not "
+                         f"'{settings.agent['library']}'")
+    candidates = module.checkpoints(settings.run_dir) or [last]
+    scored = []
+    for checkpoint in candidates:
+        score = evaluate(settings, checkpoint, run_cfg, num_envs, seed_offset=2)
+        scored.append({"checkpoint": str(checkpoint), "success_rate": score.success_rate,
+                       "mean_return": score.mean_return})
+        print(f"selection: {checkpoint.name}: {score}")
+    best = max(scored, key=lambda s: (s["success_rate"], s["mean_return"]))
+    return Path(best["checkpoint"]), scored
 
 
 def export(checkpoint: Path) -> dict:
@@ -73,6 +97,9 @@ def main(cfg: DictConfig) -> None:
     if int(cfg.eval_num_envs) < 0:
         raise SystemExit(f"eval_num_envs must be >= 0 (0: no final evaluation), got "
                          f"{cfg.eval_num_envs}")
+    if cfg.select_best and int(cfg.select_num_envs) < 1:
+        raise SystemExit(f"select_num_envs must be >= 1 with select_best, got "
+                         f"{cfg.select_num_envs}")
     module = trainer(library)
     info = dist.process_info()
     if info.distributed and library != "rsl_rl":
@@ -90,18 +117,27 @@ def main(cfg: DictConfig) -> None:
           f"{result.train_s:.0f} s here); last checkpoint {result.checkpoint}")
     if info.rank == 0 and not result.interrupted:
         run_cfg = OmegaConf.to_container(cfg, resolve=True)
+        checkpoint, selection = result.checkpoint, None
+        if cfg.select_best:
+            started = time.perf_counter()
+            checkpoint, selection = select_checkpoint(module, settings, run_cfg,
+                                                      int(cfg.select_num_envs), checkpoint)
+            selection = {"checkpoints": selection, "selected": str(checkpoint),
+                         "select_s": time.perf_counter() - started}
+            print(f"selected {checkpoint}")
         started = time.perf_counter()
         eval_num_envs = int(cfg.eval_num_envs)
-        score = (evaluate(settings, result.checkpoint, run_cfg, eval_num_envs)
+        score = (evaluate(settings, checkpoint, run_cfg, eval_num_envs)
                  if eval_num_envs > 0 else None)
         metrics = {"task": settings.task, "library": library, "train_s": result.train_s,
                    "iterations": result.iterations, "env_steps": result.env_steps,
-                   "world_size": info.world_size, "checkpoint": str(result.checkpoint),
+                   "world_size": info.world_size, "checkpoint": str(checkpoint),
+                   "last_checkpoint": str(result.checkpoint), "selection": selection,
                    "resumed_from": str(settings.resume_from) if settings.resume_from else None,
                    "eval_s": time.perf_counter() - started,
                    **(score_dict(score) if score is not None else {})}
         if cfg.export and library == "rsl_rl":
-            metrics.update(export(result.checkpoint))
+            metrics.update(export(checkpoint))
         write_json(run_dir / "metrics.json", metrics)
         print(f"{settings.task}: final policy: "
               + (str(score) if score is not None else "not evaluated (eval_num_envs=0)"))

@@ -16,15 +16,23 @@ def test_train_writes_config_checkpoint_and_metrics(tmp_path):
     run = tmp_path / "run"
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "num_envs=8", "eval_num_envs=4",
-         "agent.max_iterations=2", "agent.num_steps_per_env=8", f"hydra.run.dir={run}"],
+         "agent.max_iterations=4", "agent.save_interval=2", "agent.num_steps_per_env=8",
+         "select_best=true", "select_num_envs=2", f"hydra.run.dir={run}"],
         check=False, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     metrics = json.loads((run / "metrics.json").read_text())
-    assert metrics["task"] == "Detumble-RW" and metrics["iterations"] == 2
+    assert metrics["task"] == "Detumble-RW" and metrics["iterations"] == 4
     assert metrics["episodes"] == 4  # the eval_num_envs override reached the env
     assert sorted(run.glob("model_*.pt"))  # checkpoints (the last also on Ctrl-C)
+    # select_best: both segment checkpoints scored on their own worlds, the best evaluated
+    selection = metrics["selection"]
+    scored = [Path(c["checkpoint"]).name for c in selection["checkpoints"]]
+    assert scored == ["model_1.pt", "model_3.pt"]
+    best = max(selection["checkpoints"], key=lambda c: (c["success_rate"], c["mean_return"]))
+    assert metrics["checkpoint"] == selection["selected"] == best["checkpoint"]
+    assert metrics["last_checkpoint"].endswith("model_3.pt")
     config = (run / ".hydra" / "config.yaml").read_text()
-    assert "num_envs: 8" in config and "max_iterations: 2" in config
+    assert "num_envs: 8" in config and "max_iterations: 4" in config
 
 
 def test_train_rejects_an_unknown_task(tmp_path):

@@ -84,3 +84,10 @@ def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
     """The rsl-rl checkpoint `resume` designates (see `find_resume_checkpoint`)."""
     return find_resume_checkpoint(resume, runs_root, task, current_run, "model_*.pt",
                                   is_resumable)
+
+
+def checkpoints(run_dir: Path) -> list[Path]:
+    """The run's segment-end checkpoints, oldest first (model_0.pt, the untrained policy of
+    a fresh run, excluded)."""
+    found = [p for p in run_dir.glob("model_*.pt") if p.stem != "model_0" and is_resumable(p)]
+    return sorted(found, key=lambda p: int(p.stem.split("_")[1]))

@@ -167,3 +167,9 @@ def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
         return torch.as_tensor(action, device=env.device, dtype=torch.float32)
 
     return policy
+
+
+def checkpoints(run_dir: Path) -> list[Path]:
+    """The run's segment-end checkpoints, oldest first."""
+    found = [p for p in run_dir.glob("model_*.zip") if not p.stem.endswith("_interrupted")]
+    return sorted(found, key=lambda p: int(p.stem.split("_")[1]))
