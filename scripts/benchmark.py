@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=None,
                         help="steps per trial (physics: 20 cpu / 50 warp, env: 10)")
     parser.add_argument("--trials", type=int, default=None,
-                        help="interleaved trials (physics: 21 cpu / 7 warp, env: 5)")
+                        help="interleaved trials (physics: 31 cpu / 7 warp, env: 5)")
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
     parser.add_argument("--kernel-threads", type=int, default=0,
                         help="orbit-layer kernel CPU threads (0: all)")
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="orbitlab-warp-cache-")
 
     if args.mode == "physics":
-        steps, trials = (50, 7) if args.backend == "warp" else (20, 21)
+        steps, trials = (50, 7) if args.backend == "warp" else (20, 31)
         args.steps, args.trials = args.steps or steps, args.trials or trials
     runners = {"env": run_env, "bridge": run_bridge, "train": run_train,
                "physics": run_warp if args.backend == "warp" else run_cpu_physics}

@@ -125,14 +125,14 @@ def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:
 
 
 def test_baseline_closes_in_faster_than_random():
-    """40 s of simulated time, 8 envs, same initial states (same seed)."""
-    steps = 400
+    """30 s of simulated time, 8 envs, same initial states (same seed)."""
+    steps = 300
     baseline = _range_gain(docking_env_cfg.baseline_cfg(num_envs=8), "baseline", steps)
     random = _range_gain(docking_env_cfg.env_cfg(num_envs=8), "random", steps)
-    # The glideslope closes at 0.05 m/s + range / 50 s (measured gains: 9.7-11.3 m). Even
-    # from the closest start (5 m) and after 10 s of attitude and lateral settling, 30 s
-    # of closing gain 7.5 m x (1 - exp(-30 / 50)) = 3.4 m; hence > 2.5 m per env.
-    assert bool((baseline > 2.5).all()), baseline
+    # The glideslope closes at 0.05 m/s + range / 50 s (measured gains: 7.7-8.3 m). Even
+    # from the closest start (5 m) and after 10 s of attitude and lateral settling, 20 s
+    # of closing gain 7.5 m x (1 - exp(-20 / 50)) = 2.5 m; hence > 2 m per env.
+    assert bool((baseline > 2.0).all()), baseline
     # Random wrenches average to no net closing: their gain is a random walk of zero
     # mean; a 3 m margin of the means is several times its spread over 8 envs.
     assert float(baseline.mean()) > float(random.mean()) + 3.0, (baseline, random)
