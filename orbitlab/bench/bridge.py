@@ -11,7 +11,8 @@ Per row: achieved Hz = `sc_states` messages per spacecraft per wall second at th
 (mean over spacecraft), jitter = std of their inter-arrival times (ms, mean over spacecraft),
 commands Hz = commands the client sent per spacecraft per second in the measured window
 (each one answers a state); applied Hz = commands the simulator accepted per spacecraft per
-second over the same span of its own clock. Rows with sim
+second over the same span of its own clock; CPU sim/client = CPU seconds per wall second
+of each process (all its threads, ZeroMQ's I/O thread included; 2.0 would be both cores). Rows with sim
 'stand-in' measure the bridge alone (a numpy double integrator as the simulation); rows with
 sim 'formation' step the real orbitlab Formation scene (3 spacecraft, thrusters by allocation
 and PWM).
@@ -67,17 +68,20 @@ def _client_main(ports: dict[str, int], names: list[str], warmup_s: float, durat
             a.clear()
         sent[0] = 0
         start = last = time.perf_counter()
+        cpu_start = time.process_time()
         while (now := time.perf_counter()) - start < duration_s:
             # spin for 1 ms after the last frame (low latency), then block in the poller
             if client.poll(0.0 if now - last < 1e-3 else 0.01):
                 last = time.perf_counter()
         elapsed = time.perf_counter() - start
+        cpu = (time.process_time() - cpu_start) / elapsed
     hz, jitter = [], []
     for a in arrivals.values():
         a = np.asarray(a)
         hz.append(len(a) / elapsed)
         jitter.append(float(np.std(np.diff(a))) * 1e3 if len(a) > 2 else float("nan"))
-    queue.put({"sent_hz": sent[0] / elapsed / len(names), "achieved_hz": float(np.mean(hz)), "jitter_ms": float(np.nanmean(jitter))
+    queue.put({"sent_hz": sent[0] / elapsed / len(names), "client_cpu": cpu,
+               "achieved_hz": float(np.mean(hz)), "jitter_ms": float(np.nanmean(jitter))
                if not np.all(np.isnan(jitter)) else float("nan")})
 
 
@@ -105,9 +109,11 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
                 raise RuntimeError("the benchmark's client process never connected")
             server.service(0.05)
         server.run(duration_s=cfg.warmup_s)
-        applied0, start = server.stats.commands, time.monotonic()
+        applied0, start, cpu0 = server.stats.commands, time.monotonic(), time.process_time()
         server.run(duration_s=cfg.duration_s)
-        applied_hz = (server.stats.commands - applied0) / (time.monotonic() - start) / len(names)
+        elapsed = time.monotonic() - start
+        applied_hz = (server.stats.commands - applied0) / elapsed / len(names)
+        server_cpu = (time.process_time() - cpu0) / elapsed
         server.run(duration_s=0.3)  # until the client has finished
         result = queue.get(timeout=30.0)
         child.join(timeout=10.0)
@@ -117,6 +123,7 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
         server.close()
     result["commands_hz"] = result.pop("sent_hz")
     result["applied_hz"] = applied_hz
+    result["server_cpu"] = server_cpu
     result["rejected"] = sum(server.stats.rejected.values())
     return result
 
@@ -167,7 +174,8 @@ def _real_rows(cfg: BridgeBenchCfg) -> list[dict]:
 
 
 HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'speed':>6s} {'asked Hz':>9s} "
-          f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s}")
+          f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s} "
+          f"{'CPU sim/client':>15s}")
 
 
 def _fmt(x: float, spec: str) -> str:
@@ -179,7 +187,8 @@ def _line(row: dict) -> str:
     asked = "max" if np.isnan(row["asked_hz"]) else f"{row['asked_hz']:.0f}"
     return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {speed:>6s} "
             f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
-            f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')}")
+            f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')} "
+            f"{row['server_cpu']:>9.2f} / {row['client_cpu']:.2f}")
 
 
 def format_bridge(rows: list[dict]) -> str:
