@@ -19,6 +19,12 @@ arrays (mass, inertia, ipos, irot) hold one row shared by all worlds or one row
 per world (per-world randomization); `model_row` picks it. A world's thread
 owns all of its rows, so there are no atomics and the results do not depend on
 how worlds are split across threads.
+
+`make_loads_kernel(layout)` builds the kernel from one body of code: with the
+generic layout every element count and switch is read at run time; a
+`KernelLayout` of a model makes them compile-time constants, so that the
+compiler removes absent loads and unrolls the element loops (~20% less time per
+world-step for the benchmark spacecraft, bit-identical results).
 """
 
 from __future__ import annotations
