@@ -2,6 +2,7 @@
 
     python -m orbitlab_tasks.formation.evaluate agent=baseline num_envs=16
     python -m orbitlab_tasks.formation.evaluate agent=random num_envs=16 max_steps=150
+    python -m orbitlab_tasks.formation.evaluate checkpoint=runs/<task>/<time>/model_599.pt
 
 Every world runs until its first episode ends (or `max_steps` env steps); the metrics average
 over followers and over every step of those episodes, each world weighted by its duration.
@@ -10,6 +11,7 @@ over followers and over every step of those episodes, each world weighted by its
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -49,10 +51,11 @@ def _term(env, cls):
     raise ValueError(f"the env has no '{cls.__name__}' reward term")
 
 
-def evaluate(env: ManagerBasedRLEnv, policy: str = "baseline", max_steps: int | None = None,
-             seed: int = 0) -> FormationScore:
-    """Roll out 'baseline' (the config's agent graph), 'random' (uniform in [-1, 1]) or
-    'zero' actions and score every world's first episode."""
+def evaluate(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = "baseline",
+             max_steps: int | None = None, seed: int = 0) -> FormationScore:
+    """Roll out 'baseline' (the config's agent graph), 'random' (uniform in [-1, 1]),
+    'zero' actions or a policy (a callable returning the next actions, e.g. a trained
+    actor from `orbitlab.rl.policies.load_policy`) and score every world's first episode."""
     generator = torch.Generator(device=env.device).manual_seed(seed)
     n, dim = env.num_envs, env.action_manager.total_dim
     error, attitude, fuel = (_term(env, c) for c in (mdp.formation_error, mdp.attitude_error,
@@ -64,7 +67,9 @@ def evaluate(env: ManagerBasedRLEnv, policy: str = "baseline", max_steps: int | 
     failed = torch.zeros(n, dtype=torch.bool, device=env.device)
     env.reset(seed=seed)
     for _ in range(max_steps or env.max_episode_length):
-        if policy == "random":
+        if callable(policy):
+            action = policy()
+        elif policy == "random":
             action = 2 * torch.rand((n, dim), generator=generator, device=env.device) - 1
         else:
             action = torch.zeros((n, dim), device=env.device)
@@ -91,20 +96,48 @@ def evaluate(env: ManagerBasedRLEnv, policy: str = "baseline", max_steps: int | 
 def main(argv: list[str]) -> None:
     from orbitlab_tasks.formation.formation_env_cfg import baseline_cfg, env_cfg
 
-    args = {"agent": "baseline", "num_envs": "16", "max_steps": "0", "seed": "0"}
+    args = {"agent": "baseline", "num_envs": "16", "max_steps": "0", "seed": "0",
+            "checkpoint": ""}
     for item in argv:
         key, sep, value = item.partition("=")
         if not sep or key not in args:
             raise SystemExit(f"bad argument '{item}': use key=value with key in {', '.join(args)}")
         args[key] = value
+    num_envs, seed = int(args["num_envs"]), int(args["seed"])
+    if args["checkpoint"]:
+        score, name = _evaluate_checkpoint(args["checkpoint"], num_envs, seed,
+                                           int(args["max_steps"]) or None)
+        print(f"{name} [{args['checkpoint']}] {score}")
+        return
     if args["agent"] not in ("baseline", "random", "zero"):
         raise SystemExit(f"agent must be baseline, random or zero, got '{args['agent']}'")
     make = baseline_cfg if args["agent"] == "baseline" else env_cfg
-    cfg = make(int(args["num_envs"]))
-    cfg.seed = int(args["seed"])
+    cfg = make(num_envs)
+    cfg.seed = seed
     score = evaluate(ManagerBasedRLEnv(cfg), args["agent"], int(args["max_steps"]) or None,
-                     int(args["seed"]))
+                     seed)
     print(f"Formation [{args['agent']}] {score}")
+
+
+def _evaluate_checkpoint(checkpoint: str, num_envs: int, seed: int,
+                         max_steps: int | None) -> tuple[FormationScore, str]:
+    """Score a `scripts/train.py` checkpoint of a formation task (its run's task config,
+    without curriculum or training-only settings: the evaluation env)."""
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.rl.policies import load_policy, run_config
+    from orbitlab_tasks import task_entry
+
+    run_cfg = run_config(checkpoint)
+    name = run_cfg["task"]["name"]
+    if not name.startswith("Formation"):
+        raise SystemExit(f"checkpoint of task '{name}': this scores the Formation tasks")
+    cfg = load_cfg(task_entry(name).env_cfg, num_envs=num_envs)
+    cfg.seed = seed
+    cfg.curriculum = {}  # the task's full ranges, as scripts/train.py evaluates
+    env = ManagerBasedRLEnv(cfg)
+    policy = load_policy(env, checkpoint, run_cfg)
+    with torch.inference_mode():
+        return evaluate(env, policy, max_steps, seed), name
 
 
 if __name__ == "__main__":
