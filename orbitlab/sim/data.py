@@ -101,7 +101,7 @@ class OrbitData:
         self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody), wp.spatial_vectord)
         self._wrench = self._alloc("wrench", (self.nworld, nbody), wp.spatial_vectord)
         self._qfrc_user = self._alloc("qfrc_user", (self.nworld, model.mj_model.nv), wp.float64)
-        # A CPU chunk runs its worlds one after another: a scratch row per chunk.
+        # A CPU thread runs its worlds one after another: a scratch row per thread.
         # A GPU runs them concurrently: a row per world.
         scratch_rows = (chunk_count(self.nworld, self.device, kernel_threads)
                         if self.device == "cpu" else self.nworld)

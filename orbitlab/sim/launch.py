@@ -2,17 +2,16 @@
 
 Warp runs a CPU kernel on one thread. `WorldLaunch` records one launch per
 contiguous chunk of worlds (the kernel's first two arguments are the chunk's
-world offset and its index, which selects the chunk's row of per-chunk scratch
-arrays) and replays them: the caller and persistent helper threads take the
-chunks in turn, a few per thread, so that a helper that wakes late takes fewer.
-Warp releases the GIL while a CPU kernel runs, so the chunks run in parallel.
-Each world is computed the same way whichever thread runs its chunk, so the
-result is identical for any number of threads. On a CUDA device there is a
-single launch over all worlds.
+world offset and its index, which selects the chunk's row of per-thread scratch
+arrays) and replays them: the caller runs the first chunk, persistent helper
+threads the others. Warp releases the GIL while a CPU kernel runs, so the
+chunks run in parallel. Each world's thread owns its rows, so the result is
+identical for any number of threads. On a CUDA device there is a single launch
+over all worlds.
 
-The helpers are woken through `queue.SimpleQueue` (a C-level queue): a round
-trip costs ~15 us on the 2-core reference machine, against ~40 us for
-`concurrent.futures`, per launch. Each thread gets at least
+The helpers are handed their chunk through `queue.SimpleQueue` (a C-level
+queue): a round trip costs ~15 us on the 2-core reference machine, against
+~40 us for `concurrent.futures`, per launch. Chunks have at least
 `MIN_WORLDS_PER_CHUNK` worlds: below that a helper's round trip costs more than
 its share of the kernel saves.
 
@@ -39,36 +38,15 @@ def resolve_thread_count(nthread: int) -> int:
 
 
 MIN_WORLDS_PER_CHUNK = 128
-"""Fewest worlds per CPU thread (measured: a helper's round trip, ~50-70 us with the GIL
+"""Fewest worlds a CPU chunk gets (measured: a helper's round trip, ~50-70 us with the GIL
 hand-offs, equals ~250 world evaluations of the loads kernel on one core)."""
-CHUNKS_PER_THREAD = 4
-"""Chunks per thread, taken in turn by whichever thread is free: a helper that wakes late
-takes fewer, so the threads finish together."""
-
-
-def thread_count(nworld: int, device: str, nthread: int) -> int:
-    """How many threads `WorldLaunch` runs `nworld` worlds on (1 on a GPU)."""
-    if device != "cpu":
-        return 1
-    return max(1, min(resolve_thread_count(nthread), nworld // MIN_WORLDS_PER_CHUNK))
 
 
 def chunk_count(nworld: int, device: str, nthread: int) -> int:
-    """How many chunks (and rows of per-chunk scratch) `WorldLaunch` splits `nworld` worlds
-    into on `device`."""
-    threads = thread_count(nworld, device, nthread)
-    if threads == 1:
+    """How many chunks `WorldLaunch` splits `nworld` worlds into on `device`."""
+    if device != "cpu":
         return 1
-    return min(threads * CHUNKS_PER_THREAD, nworld // MIN_WORLDS_PER_CHUNK)
-
-
-def _run_chunks(claim, calls) -> None:
-    """Run chunks until none is left; `claim` (an itertools.count shared by the threads of
-    one launch; taking its next value is atomic under the GIL) hands out their indices."""
-    for i in claim:
-        if i >= len(calls):
-            return
-        calls[i]()
+    return max(1, min(resolve_thread_count(nthread), nworld // MIN_WORLDS_PER_CHUNK))
 
 
 def _packed_cpu_call(command):
@@ -97,25 +75,25 @@ def _packed_cpu_call(command):
 
 
 class _Helper:
-    """A daemon thread that runs chunks of a launch each time it is asked."""
+    """A daemon thread that replays one recorded launch each time it is asked."""
 
-    def __init__(self, calls):
+    def __init__(self, call):
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._done: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, args=(calls,), daemon=True,
+        self._thread = threading.Thread(target=self._serve, args=(call,), daemon=True,
                                         name="orbitlab-kernel")
         self._thread.start()
 
-    def _serve(self, calls) -> None:
-        while (claim := self._requests.get()) is not None:
+    def _serve(self, call) -> None:
+        while self._requests.get():
             try:
-                _run_chunks(claim, calls)
+                call()
                 self._done.put(None)
             except Exception as error:  # noqa: BLE001 - re-raised by wait() on the caller's thread
                 self._done.put(error)
 
-    def start(self, claim) -> None:
-        self._requests.put(claim)
+    def start(self) -> None:
+        self._requests.put(True)
 
     def wait(self) -> None:
         error = self._done.get()
@@ -123,15 +101,14 @@ class _Helper:
             raise error
 
     def stop(self) -> None:
-        self._requests.put(None)
+        self._requests.put(False)
 
 
 class WorldLaunch:
     """A recorded kernel launch over `nworld` worlds, replayed with `launch()`."""
 
     def __init__(self, kernel, nworld: int, inputs: list, device: str, nthread: int = 1):
-        """Record `kernel(world_offset, chunk, *inputs)` over the chunks of `nworld` worlds
-        (see `chunk_count`), run on `nthread` threads (0: all CPUs)."""
+        """Record `kernel(world_offset, chunk, *inputs)` over `nthread` chunks (0: all CPUs)."""
         self._helpers: list[_Helper] = []
         nchunk = chunk_count(nworld, device, nthread)
         bounds = [nworld * i // nchunk for i in range(nchunk + 1)]
@@ -142,15 +119,13 @@ class WorldLaunch:
         ]
         self._calls = ([_packed_cpu_call(command) for command in self._launches]
                        if device == "cpu" else [command.launch for command in self._launches])
-        nhelper = thread_count(nworld, device, nthread) - 1
-        self._helpers = [_Helper(self._calls) for _ in range(nhelper)]
+        self._helpers = [_Helper(call) for call in self._calls[1:]]
 
     def launch(self) -> None:
-        claim = itertools.count()
         for helper in self._helpers:
-            helper.start(claim)
+            helper.start()
         try:
-            _run_chunks(claim, self._calls)
+            self._calls[0]()
         finally:
             for helper in self._helpers:
                 helper.wait()
