@@ -165,3 +165,49 @@ def test_translation_variant_flies_force_only_and_holds_the_docking_attitude():
         env.step(torch.zeros(4, 3))
     end = mdp.docking_attitude_error(env).norm(dim=-1)
     assert float(end.max()) < max(float(start.max()), 0.02), (start, end)
+
+
+def test_velocity_variant_flies_the_commanded_port_velocity():
+    """Docking-Velocity: the action is the probe tip's velocity in port axes (x 0.1, 0.1,
+    0.3 m/s); the agent graph's velocity loop (2.5 s), pulse modulator and RCS fly it while
+    the wheels' PD holds the docking attitude."""
+    env = ManagerBasedRLEnv(docking_env_cfg.velocity_env_cfg(4))
+    env.reset(seed=3)
+    assert env.action_manager.total_dim == 3
+    command = torch.tensor([[0.5, -0.5, -0.5]] * 4)  # (0.05, -0.05, -0.15) m/s
+    wanted = torch.tensor([0.05, -0.05, -0.15], dtype=torch.float64)
+    start_att = mdp.docking_attitude_error(env).norm(dim=-1)
+    before = mdp.truth_state(env)["vel"].clone()
+    for _ in range(150):  # 15 s: six loop time constants
+        env.step(command)
+    vel = mdp.truth_state(env)["vel"]
+    # Started within 2 cm/s per axis; now at the command within 5 mm/s per axis (pulse
+    # quantisation, the target's tumble and navigation noise).
+    assert float((before - wanted).abs().max()) > 0.1
+    torch.testing.assert_close(vel, wanted.expand_as(vel), atol=5e-3, rtol=0)
+    end_att = mdp.docking_attitude_error(env).norm(dim=-1)
+    assert float(end_att.max()) < max(float(start_att.max()), 0.02), (start_att, end_att)
+
+
+@pytest.mark.slow
+def test_velocity_variant_docks_when_commanding_the_reference_field():
+    """Commanding the shaping's reference velocity field through Docking-Velocity's action
+    docks: the interface lets a policy succeed (measured: 32/32 within 169 s)."""
+    cfg = docking_env_cfg.velocity_env_cfg(8)
+    cfg.curriculum = {}
+    env = ManagerBasedRLEnv(cfg)
+    env.reset(seed=0)
+    scale = torch.tensor(docking_env_cfg.VELOCITY_SCALE_MPS, dtype=torch.float64)
+    done = torch.zeros(8, dtype=torch.bool)
+    success = torch.zeros(8, dtype=torch.bool)
+    for _ in range(4000):
+        state = mdp.measured_state_env(env)
+        reference = mdp.reference_velocity(
+            state["pos"], mdp.probe_misalignment_from(state["body_to_port"]),
+            **docking_env_cfg.GLIDESLOPE, speed_fraction=docking_env_cfg.SPEED_FRACTION)
+        _, _, terminated, truncated, _ = env.step((reference / scale).float())
+        success |= env.termination_manager.last["success"] & ~done
+        done |= terminated | truncated
+        if bool(done.all()):
+            break
+    assert bool(success.all()), env.termination_manager.last

@@ -32,6 +32,9 @@ TASKS: dict[str, TaskEntry] = {
     "Docking-Translation": TaskEntry(
         "orbitlab_tasks.docking.docking_env_cfg:translation_env_cfg",
         "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
+    "Docking-Velocity": TaskEntry(
+        "orbitlab_tasks.docking.docking_env_cfg:velocity_env_cfg",
+        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
     "Formation": TaskEntry("orbitlab_tasks.formation.formation_env_cfg:env_cfg",
                            "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
     "Formation-Translation": TaskEntry(

@@ -6,7 +6,9 @@
       -> HillForceToBodyNode (orbitlab) -> AllocationNode (orbitlab) -> thruster_force
       -> PulseModulatorNode rcs_force (sigma-delta: keeps pulses above the valve minimum)
     star_tracker, gyro, target_attitude -> QuaternionPDNode -> TorqueToWheelsNode (orbitlab)
-"""
+
+Docking-Velocity replaces GlideslopeNode by a learned policy's velocity command (port axes)
+and orbitlab's VelocityLoopNode; HillForceToBodyNode then rotates with port_to_body."""
 
 from __future__ import annotations
 
@@ -37,14 +39,14 @@ class DockingNavNode(Node):
     """The docking state from sensor readings (see `mdp.measured_state`).
 
     Inputs: relative_nav (N, 10), star_tracker (N, 4), gyro (N, 3), gnss (N, 6).
-    Outputs: tip_pos_port, tip_vel_port (N, 3) m, m/s; hill_to_body, port_to_hill
-    (N, 3, 3); target_attitude (N, 4) the docking attitude body -> ECI; misalignment
-    (N,) rad, the probe axis from the port's inward axis.
+    Outputs: tip_pos_port, tip_vel_port (N, 3) m, m/s; hill_to_body, port_to_hill,
+    port_to_body (N, 3, 3); target_attitude (N, 4) the docking attitude body -> ECI;
+    misalignment (N,) rad, the probe axis from the port's inward axis.
     """
 
     input_names = ("relative_nav", "star_tracker", "gyro", "gnss")
     output_names = ("tip_pos_port", "tip_vel_port", "hill_to_body", "port_to_hill",
-                    "target_attitude", "misalignment")
+                    "port_to_body", "target_attitude", "misalignment")
 
     def __init__(self, cfg: DockingNavCfg, name: str, num_envs: int, dt_s: float,
                  device: torch.device | str = "cpu") -> None:
@@ -60,7 +62,8 @@ class DockingNavNode(Node):
         mis = torch.acos((-probe_in_port[:, 2]).clamp(-1.0, 1.0))
         return {"tip_pos_port": s["pos"], "tip_vel_port": s["vel"],
                 "hill_to_body": s["body_to_hill"].transpose(-1, -2),
-                "port_to_hill": s["port_to_hill"], "target_attitude": target,
+                "port_to_hill": s["port_to_hill"],
+                "port_to_body": s["body_to_port"].transpose(-1, -2), "target_attitude": target,
                 "misalignment": mis}
 
 

@@ -36,10 +36,16 @@ from orbitlab.agent import (
     QuaternionPDNode,
     TorqueToWheelsCfg,
     TorqueToWheelsNode,
+    VelocityLoopCfg,
+    VelocityLoopNode,
 )
 from orbitlab.envs import mdp as core
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import ThrusterForceActionCfg, ThrusterWrenchActionCfg
+from orbitlab.managers.action_manager import (
+    GraphInputActionCfg,
+    ThrusterForceActionCfg,
+    ThrusterWrenchActionCfg,
+)
 from orbitlab.managers.terms import (
     CurriculumTermCfg,
     EventTermCfg,
@@ -218,11 +224,8 @@ def attitude_hold_agent(env):
     """Agent of Docking-Translation: the baseline's navigation (for the docking attitude) and
     attitude loop; the policy flies the RCS."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    lever = tuple(float(x) for x in mdp.probe_lever(env))
-    nav = DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", env.num_envs,
-                         env.physics_dt, env.device)
-    graph = AgentGraph([nav, *attitude_hold_nodes(env, period)],
-                       external_inputs=["relative_nav", "star_tracker", "gyro", "gnss"])
+    graph = AgentGraph([_nav_node(env), *attitude_hold_nodes(env, period)],
+                       external_inputs=NAV_INPUTS)
     return graph, {"wheel_torque": "chaser/wheels"}
 
 
@@ -242,29 +245,92 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 
 
 # ------------------------------------------------------------------ baseline
-def glideslope_agent(env):
-    """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
+def _rcs_chain(env, force_input: str, rotation: str) -> list:
+    """Body wrench -> RCS allocation -> sigma-delta pulses, from the force `force_input` in
+    the axes that `rotation` (a nav output) turns into body axes."""
     n, dt, dev = env.num_envs, env.physics_dt, env.device
-    chaser = env.scene.entities["chaser"]
     rcs = env.scene.actuators["chaser/rcs"]
     period = rcs.cfg.pwm_period_s
-    lever = tuple(float(x) for x in mdp.probe_lever(env))
-    nav = DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", n, dt, dev)
-    guide = GlideslopeNode(GlideslopeCfg(mass_kg=chaser.mass_kg, period_s=period,
-                                         final_speed_mps=GLIDESLOPE["final_mps"],
-                                         max_speed_mps=GLIDESLOPE["max_mps"],
-                                         time_constant_s=GLIDESLOPE["time_constant_s"]),
-                           "glideslope", n, dt, dev)
-    pd, wheels = attitude_hold_nodes(env, period)
-    to_body = HillForceToBodyNode(HillForceToBodyCfg(period_s=period), "to_body", n, dt, dev)
+    to_body = HillForceToBodyNode(HillForceToBodyCfg(
+        period_s=period, inputs={"force_hill": force_input, "hill_to_body": rotation}),
+        "to_body", n, dt, dev)
     alloc = AllocationNode(AllocationCfg(allocator=rcs.allocator(), period_s=period),
                            "allocation", n, dt, dev)
     pulses = PulseModulatorNode(PulseModulatorCfg(
         max_force_n=tuple(float(x) for x in rcs.high[0]), period_s=period,
         min_on_time_s=rcs.cfg.min_on_time_s), "pulses", n, dt, dev)
-    graph = AgentGraph([nav, guide, pd, wheels, to_body, alloc, pulses],
-                       external_inputs=["relative_nav", "star_tracker", "gyro", "gnss"])
+    return [to_body, alloc, pulses]
+
+
+def _nav_node(env) -> DockingNavNode:
+    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    lever = tuple(float(x) for x in mdp.probe_lever(env))
+    return DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", env.num_envs,
+                          env.physics_dt, env.device)
+
+
+NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
+
+
+def glideslope_agent(env):
+    """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
+    n, dt, dev = env.num_envs, env.physics_dt, env.device
+    chaser = env.scene.entities["chaser"]
+    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    guide = GlideslopeNode(GlideslopeCfg(mass_kg=chaser.mass_kg, period_s=period,
+                                         final_speed_mps=GLIDESLOPE["final_mps"],
+                                         max_speed_mps=GLIDESLOPE["max_mps"],
+                                         time_constant_s=GLIDESLOPE["time_constant_s"]),
+                           "glideslope", n, dt, dev)
+    graph = AgentGraph([_nav_node(env), guide, *attitude_hold_nodes(env, period),
+                        *_rcs_chain(env, "force_hill", "hill_to_body")],
+                       external_inputs=NAV_INPUTS)
     return graph, {"rcs_force": "chaser/rcs", "wheel_torque": "chaser/wheels"}
+
+
+# ------------------------------------------------------------ velocity policy
+VELOCITY_SCALE_MPS = (0.1, 0.1, 0.3)
+"""Docking-Velocity action: velocity command per unit action, port axes (lateral x, y;
+z out of the port), m/s: the glideslope's 0.1 m/s lateral and 0.3 m/s closing caps."""
+VELOCITY_LOOP_TIME_CONSTANT_S = 2.5
+"""Docking-Velocity inner loop: the velocity error decays with this time constant, s (the
+baseline's 0.4/s gain)."""
+VELOCITY_LOOP_MAX_FORCE_N = 30.0
+"""Docking-Velocity inner loop: per-axis force limit, port axes, N."""
+
+
+def velocity_agent(env):
+    """Agent of Docking-Velocity: the baseline's navigation, attitude hold and RCS chain,
+    with the policy's port-axis velocity command (`velocity_command`) flown by a
+    proportional velocity loop in place of the glideslope guidance."""
+    n, dt, dev = env.num_envs, env.physics_dt, env.device
+    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    loop = VelocityLoopNode(VelocityLoopCfg(
+        mass_kg=env.scene.entities["chaser"].mass_kg,
+        time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S, max_force_n=VELOCITY_LOOP_MAX_FORCE_N,
+        period_s=period, inputs={"velocity": "tip_vel_port"}, outputs={"force": "force_port"}),
+        "velocity_loop", n, dt, dev)
+    graph = AgentGraph([_nav_node(env), loop, *attitude_hold_nodes(env, period),
+                        *_rcs_chain(env, "force_port", "port_to_body")],
+                       external_inputs=[*NAV_INPUTS, "velocity_command"])
+    return graph, {"rcs_force": "chaser/rcs", "wheel_torque": "chaser/wheels"}
+
+
+def velocity_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Docking-Velocity, RL: the policy is the approach guidance. Its action [3] in [-1, 1]
+    x (0.1, 0.1, 0.3) m/s is the probe tip's velocity command in port axes; the agent graph
+    flies it with the baseline's sensor-only navigation, a proportional velocity loop
+    (2.5 s), the RCS allocation through the sigma-delta pulse modulator, and the quaternion
+    PD attitude hold on the wheels. Scenario, observations, events, curriculum and the
+    translation rewards are Docking's; the attitude rewards (the PD owns attitude) are
+    dropped."""
+    cfg = env_cfg(num_envs)
+    cfg.actions = {"velocity": GraphInputActionCfg(key="velocity_command", dim=3,
+                                                   scale=VELOCITY_SCALE_MPS)}
+    cfg.agent = velocity_agent
+    for name in ("attitude", "rates", "rates_fine"):
+        del cfg.rewards[name]
+    return cfg
 
 
 def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
