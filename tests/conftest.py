@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -48,3 +53,30 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+TRAIN_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
+
+
+@dataclass(frozen=True)
+class TinyRun:
+    """A finished scripts/train.py run: its directory and the finished process."""
+
+    run: Path
+    result: subprocess.CompletedProcess
+
+
+@pytest.fixture(scope="session")
+def tiny_rsl_rl_run(tmp_path_factory) -> TinyRun:
+    """One tiny rsl-rl training run (Detumble-RW, 8 worlds, 4 iterations in segments of 2,
+    checkpoint selection, a 4-world final evaluation, export), shared by the tests that need
+    a run's artifacts or a checkpoint: each training process costs ~10 s of start-up."""
+    pytest.importorskip("rsl_rl")
+    pytest.importorskip("hydra")
+    run = tmp_path_factory.mktemp("tiny_train") / "run"
+    result = subprocess.run(
+        [sys.executable, str(TRAIN_SCRIPT), "num_envs=8", "eval_num_envs=4",
+         "agent.max_iterations=4", "agent.save_interval=2", "agent.num_steps_per_env=8",
+         "select_best=true", "select_num_envs=2", f"hydra.run.dir={run}"],
+        check=False, capture_output=True, text=True, timeout=600)
+    return TinyRun(run, result)

@@ -28,13 +28,10 @@ TOL = 1e-5
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory) -> Path:
+def checkpoint(tiny_rsl_rl_run) -> Path:
     """The last checkpoint of a tiny scripts/train.py rsl-rl run."""
-    run = tmp_path_factory.mktemp("export") / "run"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "num_envs=8",
-                    "eval_num_envs=0", "export=false", "agent.max_iterations=1", "agent.num_steps_per_env=8",
-                    f"hydra.run.dir={run}"], check=True, capture_output=True, timeout=300)
-    return max(run.glob("model_*.pt"))
+    assert tiny_rsl_rl_run.result.returncode == 0, tiny_rsl_rl_run.result.stderr[-2000:]
+    return max(tiny_rsl_rl_run.run.glob("model_*.pt"))
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,8 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
 
 
-def test_train_writes_config_checkpoint_and_metrics(tmp_path):
-    pytest.importorskip("rsl_rl")
-    pytest.importorskip("hydra")
-    run = tmp_path / "run"
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "num_envs=8", "eval_num_envs=4",
-         "agent.max_iterations=4", "agent.save_interval=2", "agent.num_steps_per_env=8",
-         "select_best=true", "select_num_envs=2", f"hydra.run.dir={run}"],
-        check=False, capture_output=True, text=True, timeout=600)
+def test_train_writes_config_checkpoint_and_metrics(tiny_rsl_rl_run):
+    run, result = tiny_rsl_rl_run.run, tiny_rsl_rl_run.result
     assert result.returncode == 0, result.stderr[-2000:]
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["task"] == "Detumble-RW" and metrics["iterations"] == 4
@@ -43,13 +36,9 @@ def test_train_rejects_an_unknown_task(tmp_path):
     assert result.returncode != 0 and "nope" in (result.stderr + result.stdout)
 
 
-def test_play_scores_a_trained_checkpoint(tmp_path):
-    pytest.importorskip("rsl_rl")
-    run = tmp_path / "run"
-    subprocess.run([sys.executable, str(SCRIPT), "num_envs=8", "eval_num_envs=0",
-                    "export=false", "agent.max_iterations=1", "agent.num_steps_per_env=8",
-                    f"hydra.run.dir={run}"], check=True, capture_output=True, timeout=600)
-    checkpoint = max(run.glob("model_*.pt"))
+def test_play_scores_a_trained_checkpoint(tiny_rsl_rl_run, tmp_path):
+    assert tiny_rsl_rl_run.result.returncode == 0, tiny_rsl_rl_run.result.stderr[-2000:]
+    checkpoint = max(tiny_rsl_rl_run.run.glob("model_*.pt"))
     out = tmp_path / "score.json"
     play = SCRIPT.parent / "play.py"
     result = subprocess.run([sys.executable, str(play), f"checkpoint={checkpoint}",
