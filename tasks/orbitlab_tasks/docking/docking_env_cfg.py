@@ -87,6 +87,8 @@ FORCE_SCALE_N = 20.0
 TORQUE_SCALE_NM = 5.0
 """RL action: body torque per unit action, N m."""
 SENSORS = ("gyro", "star_tracker", "gnss", "relative_nav", "latch")
+ATTITUDE_REWARDS = ("attitude", "rates", "rates_fine")
+"""Docking's attitude reward terms, dropped by the variants whose attitude a PD node holds."""
 
 
 def _scene(num_envs: int) -> SceneCfg:
@@ -239,15 +241,15 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     cfg.actions = {"force": ThrusterForceActionCfg(group="chaser/rcs",
                                                    scale=(FORCE_SCALE_N,) * 3)}
     cfg.agent = attitude_hold_agent
-    for name in ("attitude", "rates", "rates_fine"):
+    for name in ATTITUDE_REWARDS:
         del cfg.rewards[name]
     return cfg
 
 
 # ------------------------------------------------------------------ baseline
 def _rcs_chain(env, force_input: str, rotation: str) -> list:
-    """Body wrench -> RCS allocation -> sigma-delta pulses, from the force `force_input` in
-    the axes that `rotation` (a nav output) turns into body axes."""
+    """The force `force_input` (N, in the axes that the nav output `rotation` turns into body
+    axes) -> body wrench -> RCS allocation -> sigma-delta pulses (`rcs_force`)."""
     n, dt, dev = env.num_envs, env.physics_dt, env.device
     rcs = env.scene.actuators["chaser/rcs"]
     period = rcs.cfg.pwm_period_s
@@ -263,6 +265,7 @@ def _rcs_chain(env, force_input: str, rotation: str) -> list:
 
 
 def _nav_node(env) -> DockingNavNode:
+    """The baseline's sensor-only docking navigation, at the PWM period."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
     lever = tuple(float(x) for x in mdp.probe_lever(env))
     return DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", env.num_envs,
@@ -328,7 +331,7 @@ def velocity_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     cfg.actions = {"velocity": GraphInputActionCfg(key="velocity_command", dim=3,
                                                    scale=VELOCITY_SCALE_MPS)}
     cfg.agent = velocity_agent
-    for name in ("attitude", "rates", "rates_fine"):
+    for name in ATTITUDE_REWARDS:
         del cfg.rewards[name]
     return cfg
 
