@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -81,6 +82,36 @@ def test_protocol_facts():
     wheel = {"namespace": "s", "msg_type": "ArrayMotorTorqueMsgPayload",
              "motorTorque": [0.1, 0.2, 0.3] + [0.0] * 33}
     assert protocol.parse_vector(wheel, protocol.WHEEL_TORQUE, 3, "t") == [0.1, 0.2, 0.3]
+
+
+@pytest.mark.parametrize("payload", [
+    {"r_BN_N": [1.0, 2.0, 3.0], "sigma_BN": [0.0, 0.1, 0.2]},
+    {},
+    {"values": [1.5], "names": ["a\"b", "c"]},
+    {"Time": 3.0},  # lowercased it collides with the head: the plain path
+    {"r_BN_N": [1.0], "r_bn_n": [2.0]},  # collide with each other: the plain path
+])
+def test_telemetry_frames_are_the_reference_encoding(payload):
+    frames = protocol.TelemetryFrames()
+    for t in (0.0, 12.345678901, 1e9 + 0.5):
+        frames.begin(t)
+        for _ in range(2):  # the second time from the cached head and field names
+            frame = frames.frame("sat", "SCStatesMsgPayload", "sc_states", payload)
+            reference = protocol.encode(protocol.telemetry("sat", "SCStatesMsgPayload",
+                                                           "sc_states", t, payload))
+            assert frame == reference
+            assert json.loads(frame)["stamp"] == protocol.stamp(t)
+
+
+@pytest.mark.parametrize("value", [[0.1, -2, 3e-5], [1e308, 1e308, 0.0], [0, 0, 0]])
+def test_command_fast_path_gives_the_full_checks_values(value):
+    message = {"namespace": "s", "msg_type": "CmdForceBodyMsgPayload", "topic_name": "cmd_force",
+               "timestamp": 5, "client": "c", "forceRequestBody": value}
+    fast = protocol.parse_vector(message, protocol.FORCE, 3, "t")
+    assert fast == [float(x) for x in value] and all(type(x) is float for x in fast)
+    # a spelling the fast path does not know takes the full check, same values
+    message["force_request_body"] = message.pop("forceRequestBody")
+    assert protocol.parse_vector(message, protocol.FORCE, 3, "t") == fast
 
 
 def test_pacer_real_time_and_catch_up_reset():
@@ -213,6 +244,43 @@ def test_force_and_torque_are_not_conflated():
         assert server.stats.commands == 4
 
 
+def test_commands_published_from_callbacks_go_out_when_poll_returns():
+    """The benchmark's pattern: answer every state with a command from its callback. The
+    commands are queued while poll drains and sent together when it returns."""
+    sim = StandInSim(StandInCfg(num_spacecraft=3))
+    with serving(sim, accel=0.0, rate_hz=0.0) as server, client_for(server) as client:
+        answered = []
+
+        def answer(message):
+            client.publish_force(message["namespace"], [1.0, 0.0, 0.0])
+            answered.append(message["namespace"])
+            assert client._outbox  # queued, not yet sent
+
+        for name in sim.names:
+            client.subscribe((name, "sc_states"), answer)
+        client.wait_connected()
+        wait_until(lambda: len(set(answered)) == 3, client=client)
+        assert client._outbox is None  # poll returned: nothing left behind
+        wait_until(lambda: (sim.wrench[:, 0] == 1.0).all(), client=client)
+        assert server.stats.rejected == {}
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getscheduler"), reason="Linux only")
+def test_zeromq_io_threads_run_as_batch_threads():
+    import os
+
+    sim = StandInSim(StandInCfg())
+    server = BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0))
+    try:
+        tasks = Path("/proc/self/task")
+        io_threads = [int(task.name) for task in tasks.iterdir()
+                      if (task / "comm").read_text().startswith("ZMQbg/IO")]
+        assert io_threads
+        assert all(os.sched_getscheduler(tid) == os.SCHED_BATCH for tid in io_threads)
+    finally:
+        server.close()
+
+
 def test_commands_routed_by_msg_type_without_topic_name():
     sim = StandInSim(StandInCfg(num_spacecraft=1))
     with serving(sim) as server, client_for(server) as client:
@@ -290,13 +358,21 @@ BAD_FRAMES = {
                                   "msg_type": "CmdTorqueBodyMsgPayload",
                                   "torqueRequestBody": [0, 0, 0]}).encode(),
     "not_utf8": b"\xff\xfe\x00garbage",
+    "huge_integer": b'{"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", '
+                    b'"forceRequestBody": [1' + b"0" * 400 + b', 0, 0]}',
+    "opposite_infinities": b'{"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", '
+                           b'"forceRequestBody": [Infinity, -Infinity, 0]}',
+    "bool_value": json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
+                              "forceRequestBody": [True, 0, 0]}).encode(),
 }
 EXPECTED_CODE = {"malformed_json": "malformed_json", "not_object": "malformed_json",
                  "unknown_topic": "unknown_topic", "unknown_namespace": "unknown_topic",
                  "unknown_field": "unknown_field", "wrong_shape": "bad_shape",
                  "not_a_list": "bad_shape", "nan": "non_finite", "infinity": "non_finite",
                  "string_value": "bad_type", "no_namespace": "missing_field",
-                 "wrong_msg_type": "wrong_type", "not_utf8": "malformed_json"}
+                 "wrong_msg_type": "wrong_type", "not_utf8": "malformed_json",
+                 "huge_integer": "non_finite", "opposite_infinities": "non_finite",
+                 "bool_value": "bad_type"}
 
 
 def test_bad_input_is_reported_and_the_simulation_keeps_stepping(caplog):

@@ -28,8 +28,10 @@ import zmq
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.heartbeat import HeartbeatSender
+from orbitlab.bridge.wire import batch_io_threads, send_frame, send_frames
 
 Key = tuple[str, str]
+_DIAGNOSTICS_KEY = (protocol.DIAGNOSTICS_NS, protocol.DIAGNOSTICS_TOPIC)
 
 
 @dataclass(kw_only=True)
@@ -49,9 +51,14 @@ class ClientCfg:
     """Telemetry frames queued at most before ZeroMQ drops."""
     max_drain: int = 20000
     """Most frames handled per poll."""
+    send_batch: int = 256
+    """Commands that callbacks publish during `poll` are sent in bursts of at most this
+    many (1: each at once)."""
     link_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
     """The simulator counts as gone after this long without a message, s."""
     diagnostics_kept: int = 1000
+    batch_io_threads: bool = True
+    """Run ZeroMQ's I/O threads under SCHED_BATCH (Linux; see `wire.batch_io_threads`)."""
 
 
 class Client:
@@ -82,6 +89,8 @@ class Client:
         self.heartbeat = (HeartbeatSender(self.context, f"tcp://{cfg.host}:{cfg.heartbeat_port}",
                                           bind=cfg.bind, client=self.id)
                           if cfg.heartbeat else None)
+        if cfg.batch_io_threads:
+            batch_io_threads()
         self.poller = zmq.Poller()
         self.poller.register(self.sub, zmq.POLLIN)
         self.latest_messages: dict[Key, dict] = {}
@@ -103,6 +112,8 @@ class Client:
         self._last_heard = -float("inf")
         self._subscribers = 0
         self._closed = False
+        self._outbox: list[bytes] | None = None
+        """While `poll` runs callbacks: their frames, sent together when it returns."""
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
@@ -160,39 +171,58 @@ class Client:
 
     def publish_force(self, namespace: str, force_n) -> None:
         """Body force, N, body axes (3)."""
-        self.publish(namespace, "cmd_force", forceRequestBody=[float(x) for x in force_n])
+        self.publish(namespace, "cmd_force", forceRequestBody=list(map(float, force_n)))
 
     def publish_torque(self, namespace: str, torque_nm) -> None:
         """Body torque about the centre of mass, N m, body axes (3)."""
-        self.publish(namespace, "cmd_torque", torqueRequestBody=[float(x) for x in torque_nm])
+        self.publish(namespace, "cmd_torque", torqueRequestBody=list(map(float, torque_nm)))
 
     def publish_wheel_torque(self, namespace: str, torque_nm) -> None:
         """Wheel motor torques, N m (one per wheel)."""
-        self.publish(namespace, "cmd_wheel_torque", motorTorque=[float(x) for x in torque_nm])
+        self.publish(namespace, "cmd_wheel_torque", motorTorque=list(map(float, torque_nm)))
 
     def send_raw(self, frame: bytes) -> None:
         """Send any frame on the command socket (tests of the simulator's input checks)."""
         self.pub.send(frame)
 
     def _send(self, message: dict) -> None:
-        try:
-            self.pub.send(protocol.encode(message), zmq.NOBLOCK)
-        except zmq.Again:
-            pass
+        frame = protocol.encode(message)
+        if self._outbox is not None:
+            self._outbox.append(frame)
+        else:
+            send_frame(self.pub, frame)
 
     # -------------------------------------------------------------- receiving
     def poll(self, timeout_s: float = 0.0) -> int:
-        """Wait up to `timeout_s` for telemetry, then handle what arrived (bounded)."""
+        """Wait up to `timeout_s` for telemetry, then handle what arrived (bounded).
+
+        What callbacks publish meanwhile is sent when the frames that had arrived are
+        handled (at the latest every `send_batch` frames), in one burst.
+        """
         if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
             return 0
+        outer = self._outbox is None  # a callback may poll again: the outer call sends
+        if outer:
+            self._outbox = []
+        recv, handle, limit = self.sub.recv, self._handle, self.cfg.max_drain
         handled = 0
-        while handled < self.cfg.max_drain:
-            try:
-                frame = self.sub.recv(zmq.NOBLOCK)
-            except zmq.Again:
-                break
-            handled += 1
-            self._handle(frame)
+        try:
+            while handled < limit:
+                try:
+                    frame = recv(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                handled += 1
+                handle(frame)
+                if outer and len(self._outbox) >= self.cfg.send_batch:
+                    send_frames(self.pub, self._outbox)
+                    self._outbox = []
+        finally:
+            if handled:
+                self._last_heard = time.monotonic()
+            if outer:
+                outbox, self._outbox = self._outbox, None
+                send_frames(self.pub, outbox)  # back to back (see `wire`)
         return handled
 
     def _count_subscribers(self) -> None:
@@ -218,7 +248,6 @@ class Client:
             message = protocol.decode(frame)
         except protocol.ProtocolError:
             return
-        self._last_heard = time.monotonic()
         if "topic_request" in message:
             self._answer_request(message)
         elif "clock_reset" in message:
@@ -234,7 +263,7 @@ class Client:
             key = (message["namespace"], message["topic_name"])
             self.latest_messages[key] = message
             self.counts[key] += 1
-            if key == (protocol.DIAGNOSTICS_NS, protocol.DIAGNOSTICS_TOPIC):
+            if key == _DIAGNOSTICS_KEY:
                 self.diagnostics.append(message)
             for callback in self.callbacks.get(key, ()):
                 callback(message)

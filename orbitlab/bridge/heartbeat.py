@@ -71,9 +71,18 @@ class HeartbeatMonitor:
         self.touch(str(message.get("client", "")))
 
     def touch(self, client: str) -> None:
-        """Mark `client` as heard now (also used for commands carrying a client id)."""
+        """Mark `client` as heard now (also used for commands carrying a client id).
+
+        A known client's time is replaced without the lock (one atomic store under the GIL
+        that never resizes the table, so readers iterating under the lock are safe):
+        commands touch on every frame.
+        """
+        last = self._last
+        if client in last:
+            last[client] = time.monotonic()
+            return
         with self._lock:
-            self._last[client] = time.monotonic()
+            last[client] = time.monotonic()
 
     def alive(self, client: str | None = None) -> bool:
         """Whether `client` (None: anyone) was heard within the timeout."""

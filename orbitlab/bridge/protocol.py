@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,13 +176,51 @@ COMMAND_TOPICS = {"cmd_force": FORCE, "cmd_torque": TORQUE, "cmd_wheel_torque": 
 """Input topic -> its message type."""
 
 
+_WIRE_META = frozenset({"namespace", "msg_type", "topic_name", "time", "timestamp", "stamp",
+                        "client"})
+"""The meta fields as the ROS 2 node and orbitlab's Client spell them (the fast path)."""
+_NUMBER_TYPES = frozenset({float, int})
+_MAX_FLOAT_INT = int(sys.float_info.max)
+
+
+class VectorParser:
+    """Reads one input topic's vector payload from its commands (`parse_vector`, set up once).
+
+    A command spelled as the ROS 2 node and orbitlab's Client spell it (known field names,
+    `length` finite numbers) is accepted by a few C-level checks; anything else takes the
+    full check, which gives the error message.
+    """
+
+    def __init__(self, ctype: CommandType, length: int, topic: str):
+        self.ctype, self.length, self.topic = ctype, length, topic
+        self._field = next(iter(ctype.fields.values()))
+        self._allowed = _WIRE_META | {self._field}
+
+    def __call__(self, message: dict[str, Any]) -> list[float]:
+        value = message.get(self._field)
+        if (type(value) is list and len(value) == self.length
+                and message.keys() <= self._allowed and set(map(type, value)) <= _NUMBER_TYPES):
+            try:
+                if math.isfinite(math.fsum(value)):  # a finite sum <=> every value finite
+                    return list(map(float, value))
+            except (OverflowError, ValueError):  # overflow, inf - inf: the full check
+                pass
+        return _parse_vector_checked(message, self.ctype, self.length, self.topic)
+
+
 def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
                  topic: str) -> list[float]:
     """The single vector payload of a command (checked: fields, shape, finite numbers).
 
     `length` is the expected number of values; for wheel torques Basilisk's fixed 36-long
-    array is also accepted when the entries past `length` are zero.
+    array is also accepted when the entries past `length` are zero. Raises ProtocolError
+    naming `topic` and what is wrong.
     """
+    return VectorParser(ctype, length, topic)(message)
+
+
+def _parse_vector_checked(message: dict[str, Any], ctype: CommandType, length: int,
+                          topic: str) -> list[float]:
     key = value = None
     for name, field_value in message.items():
         norm = normalize(name)
@@ -206,6 +245,9 @@ def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
         if type(x) is not float and (type(x) is not int):  # bool is not a number here
             raise ProtocolError("bad_type", f"{topic}: '{key}'[{i}] must be a number, got "
                                 f"{x!r}", topic)
+        if type(x) is int and not -_MAX_FLOAT_INT <= x <= _MAX_FLOAT_INT:
+            raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is an integer beyond "
+                                "the float range", topic)
         if not math.isfinite(x):
             raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is {x} (NaN or inf)",
                                 topic)
@@ -233,6 +275,58 @@ def telemetry(namespace: str, msg_type: str, topic: str, time_s: float,
 @functools.lru_cache(maxsize=4096)
 def _lower(name: str) -> str:
     return name.lower()
+
+
+_HEADER_FIELDS = frozenset({"namespace", "msg_type", "topic_name", "time", "stamp"})
+
+
+class TelemetryFrames:
+    """Telemetry frames of one bridge tick, byte for byte `encode(telemetry(...))`.
+
+    The per-topic head (`namespace`, `msg_type`, `topic_name`) is encoded once per topic
+    and `time` / `stamp` once per tick (`begin`), so each frame encodes only its payload:
+    on the 2-core reference machine ~1.5 us instead of ~4 us per frame, which is what
+    100 spacecraft at 1 kHz need. Payloads whose lowercased field names collide with the
+    head or with each other take the plain path.
+    """
+
+    def __init__(self) -> None:
+        self._heads: dict[tuple[str, str, str], bytes] = {}
+        self._lowered: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+        self._time_s = 0.0
+        self._stamp: dict[str, int] = {}
+        self._tick = b""
+
+    def begin(self, time_s: float, time_stamp: dict[str, int] | None = None) -> None:
+        """Start a tick at simulation time `time_s` (stamp: `stamp(time_s)` when given)."""
+        self._time_s, self._stamp = time_s, time_stamp or stamp(time_s)
+        self._tick = encode({"time": time_s, "stamp": self._stamp})[1:-1]
+
+    def frame(self, namespace: str, msg_type: str, topic: str, payload: dict[str, Any]) -> bytes:
+        """The frame of one telemetry message of the current tick."""
+        names = tuple(payload)
+        lowered = self._lowered.get(names, False)
+        if lowered is False:
+            lowered = self._lowered[names] = _lowercase_names(names)
+        if lowered is None:
+            return encode(telemetry(namespace, msg_type, topic, self._time_s, payload,
+                                    self._stamp))
+        head = self._heads.get((namespace, msg_type, topic))
+        if head is None:
+            head = self._heads[(namespace, msg_type, topic)] = encode(
+                {"namespace": namespace, "msg_type": msg_type, "topic_name": topic})[:-1]
+        if not lowered:
+            return b"".join((head, b",", self._tick, b"}"))
+        body = encode(dict(zip(lowered, payload.values(), strict=True)))
+        return b"".join((head, b",", self._tick, b",", body[1:]))
+
+
+def _lowercase_names(names: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Payload field names lowercased; None when they collide with the head or each other."""
+    lowered = tuple(_lower(n) for n in names)
+    if len(set(lowered)) != len(lowered) or _HEADER_FIELDS.intersection(lowered):
+        return None
+    return lowered
 
 
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from orbitlab.bridge import protocol
 from orbitlab.bridge.heartbeat import HeartbeatMonitor
 from orbitlab.bridge.pacing import Pacer, PacerCfg
 from orbitlab.bridge.topics import CommandSlot, TopicSpec, TopicTable
+from orbitlab.bridge.wire import batch_io_threads, send_frame, send_frames
 
 log = logging.getLogger("orbitlab.bridge")
 COMMAND_TYPES = {t.msg_type: t for t in protocol.COMMAND_TOPICS.values()}
@@ -94,6 +95,10 @@ class BridgeCfg:
     """Pacing: reset the schedule when behind by more than this, wall s."""
     diagnostics_per_s: float = 50.0
     """Diagnostics messages and log lines per wall second at most (the rest are counted)."""
+    batch_io_threads: bool = True
+    """Run ZeroMQ's I/O threads under SCHED_BATCH (Linux) so that sending does not hand the
+    CPU to them frame by frame (see `wire.batch_io_threads`); ~+40% round trips at 100
+    spacecraft x 1 kHz on the 2-core reference machine."""
     relay_topics: tuple[str, ...] = ()
     """Topics ('ns/topic') that clients publish for each other (e.g. a leader's shared plan):
     such a frame arriving on the command socket is re-sent unchanged on the telemetry socket
@@ -155,9 +160,14 @@ class BridgeServer:
         except BaseException:
             self.context.destroy(linger=0)
             raise
+        if c.batch_io_threads:
+            batch_io_threads()
         self._linked = False
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
         self._last_frames: list[bytes] = []
+        self._telemetry = protocol.TelemetryFrames()
+        self._routes: dict[tuple, tuple[CommandSlot, protocol.VectorParser]] = {}
+        """Commands' (namespace, topic_name, msg_type) -> their slot and payload parser."""
         self._diag = {"window": time.monotonic(), "count": 0, "suppressed": 0}
         self._running = False
         self._closed = False
@@ -335,14 +345,15 @@ class BridgeServer:
         if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
             self._housekeeping()
             return 0
+        recv, handle, limit = self.sub.recv, self.handle, self.cfg.max_drain
         handled = 0
-        while handled < self.cfg.max_drain:
+        while handled < limit:
             try:
-                frame = self.sub.recv(zmq.NOBLOCK)
+                frame = recv(zmq.NOBLOCK)
             except zmq.Again:
                 break
             handled += 1
-            self.handle(frame)
+            handle(frame)
         self._housekeeping()
         return handled
 
@@ -365,22 +376,18 @@ class BridgeServer:
             self._diagnose(error.code, str(error), topic=error.topic)
 
     def _command(self, message: dict) -> None:
-        ns = message.get("namespace")
-        if not isinstance(ns, str) or not ns:
-            raise protocol.ProtocolError("missing_field", "command without a 'namespace' "
-                                         f"(fields: {', '.join(map(str, message)) or 'none'})")
-        topic, msg_type = message.get("topic_name"), message.get("msg_type")
-        if topic is not None and not isinstance(topic, str) or (
-                msg_type is not None and not isinstance(msg_type, str)):
-            raise protocol.ProtocolError("bad_type", "topic_name and msg_type must be strings")
-        if not topic and not msg_type:
-            raise protocol.ProtocolError("missing_field", f"command to '{ns}' names neither "
-                                         "topic_name nor msg_type", f"/{ns}")
+        key = (message.get("namespace"), message.get("topic_name"), message.get("msg_type"))
+        route = self._routes.get(key)
+        if route is None:  # first command of this spelling: checked and routed once
+            route = self._routes[key] = self._route(*key, message)
+        slot, parse = route
         client = message.get("client")
-        client = str(client) if client is not None else ""
+        if client is None:
+            client = ""
+        elif type(client) is not str:
+            client = str(client)
         if client:
             self.heartbeat.touch(client)
-        slot = self.table.route(ns, topic, msg_type)
         if slot.bucket is not None and not slot.bucket.take(time.monotonic()):
             slot.dropped += 1
             self.stats.rate_dropped += 1
@@ -388,13 +395,28 @@ class BridgeServer:
                            f"{self.cfg.max_command_rate_hz} Hz, frame dropped "
                            f"({slot.dropped} so far)", topic=slot.spec.path, level="warn")
             return
-        values = protocol.parse_vector(message, COMMAND_TYPES[slot.spec.msg_type],
-                                       slot.spec.length, slot.spec.path)
-        slot.value, slot.fresh, slot.changed = values, True, True
+        slot.value, slot.fresh, slot.changed = parse(message), True, True
         slot.received += 1
         self.stats.commands += 1
         if self.cfg.lockstep and slot.owner is None:
             slot.owner = client
+
+    def _route(self, ns, topic, msg_type, message: dict
+               ) -> tuple[CommandSlot, protocol.VectorParser]:
+        """The slot of a command's (namespace, topic_name, msg_type) and its payload parser;
+        raises ProtocolError naming what is missing or unknown."""
+        if not isinstance(ns, str) or not ns:
+            raise protocol.ProtocolError("missing_field", "command without a 'namespace' "
+                                         f"(fields: {', '.join(map(str, message)) or 'none'})")
+        if topic is not None and not isinstance(topic, str) or (
+                msg_type is not None and not isinstance(msg_type, str)):
+            raise protocol.ProtocolError("bad_type", "topic_name and msg_type must be strings")
+        if not topic and not msg_type:
+            raise protocol.ProtocolError("missing_field", f"command to '{ns}' names neither "
+                                         "topic_name nor msg_type", f"/{ns}")
+        slot = self.table.route(ns, topic, msg_type)
+        spec = slot.spec
+        return slot, protocol.VectorParser(COMMAND_TYPES[spec.msg_type], spec.length, spec.path)
 
     def _confirm(self, message: dict) -> None:
         rid = message.get("request_id")
@@ -437,9 +459,7 @@ class BridgeServer:
         client = message.get("client")
         if client is not None:
             self.heartbeat.touch(str(client))
-        try:
-            self.pub.send(frame, zmq.NOBLOCK)
-        except zmq.Again:
+        if not send_frame(self.pub, frame):
             return
         self.stats.relayed += 1
         self._last_frames.append(bytes(frame))
@@ -447,9 +467,7 @@ class BridgeServer:
     # --------------------------------------------------------------- outbound
     def _send(self, message: dict) -> bytes | None:
         frame = protocol.encode(message)
-        try:
-            self.pub.send(frame, zmq.NOBLOCK)
-        except zmq.Again:  # a PUB never blocks, but be safe
+        if not send_frame(self.pub, frame):  # a PUB never blocks, but be safe
             return None
         self.stats.published += 1
         return frame
@@ -463,23 +481,22 @@ class BridgeServer:
         c = self.cfg
         frames = [self._send({"sim_time": t, "accelFactor": c.accel})]
         now = time.monotonic() if c.rate_in_wall_clock else t
-        due = [k for k, lim in self.table.limiters.items() if lim.due(now)]
-        time_stamp = protocol.stamp(t)
+        due = [k for k, lim in self.table.limiters.items() if not lim.period or lim.due(now)]
+        telemetry = self._telemetry
+        telemetry.begin(t)
         outputs = self.table.outputs
+        built = []
         for key, payload in self.sim.payloads(due).items():
             spec = outputs[key]
-            frames.append(self._send(protocol.telemetry(spec.namespace, spec.msg_type,
-                                                        spec.topic, t, payload, time_stamp)))
-        self._last_frames = [f for f in frames if f is not None]
+            built.append(telemetry.frame(spec.namespace, spec.msg_type, spec.topic, payload))
+        sent = send_frames(self.pub, built)  # back to back (see `wire`)
+        self.stats.published += sent
+        self._last_frames = [f for f in frames if f is not None] + built[:sent]
 
     def _republish(self) -> None:
         if not self._last_frames:
             self._publish_state()
-        for frame in self._last_frames:
-            try:
-                self.pub.send(frame, zmq.NOBLOCK)
-            except zmq.Again:
-                break
+        send_frames(self.pub, self._last_frames)
 
     def _housekeeping(self) -> None:
         """Topic requests and the clock reset, re-sent until answered (bounded retries)."""

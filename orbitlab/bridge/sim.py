@@ -291,9 +291,10 @@ class StandInSim:
         self._steps = 0
 
     def payloads(self, keys: list[Key]) -> dict[Key, dict]:
+        pos, vel, rate = self.pos.tolist(), self.vel.tolist(), self.rate.tolist()
         out = {}
         for ns, topic in keys:
             i = self._index[ns]
-            out[(ns, topic)] = {"r_BN_N": self.pos[i].tolist(), "v_BN_N": self.vel[i].tolist(),
-                                "sigma_BN": [0.0, 0.0, 0.0], "omega_BN_B": self.rate[i].tolist()}
+            out[(ns, topic)] = {"r_BN_N": pos[i], "v_BN_N": vel[i], "sigma_BN": [0.0, 0.0, 0.0],
+                                "omega_BN_B": rate[i]}
         return out
