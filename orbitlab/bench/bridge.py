@@ -21,6 +21,7 @@ and PWM).
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass
 
@@ -73,6 +74,8 @@ def _client_main(ports: dict[str, int], names: list[str], warmup_s: float, durat
             # spin for 1 ms after the last frame (low latency), then block in the poller
             if client.poll(0.0 if now - last < 1e-3 else 0.01):
                 last = time.perf_counter()
+            else:
+                os.sched_yield()  # spinning: let the (SCHED_BATCH) ZeroMQ I/O threads run
         elapsed = time.perf_counter() - start
         cpu = (time.process_time() - cpu_start) / elapsed
     hz, jitter = [], []

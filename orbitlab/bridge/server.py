@@ -27,6 +27,7 @@ Bad input never stops the loop: each rejected message gives a log line and a mes
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Literal, Self
@@ -335,7 +336,8 @@ class BridgeServer:
                 last_send = self._lockstep_sent_at = now
                 self._republish()
             if now < spin_until:
-                self.service(0.0)
+                if not self.service(0.0):
+                    os.sched_yield()  # let ZeroMQ's (SCHED_BATCH) I/O thread move the frames
             else:
                 self.service(min(0.01, max(0.0, max_wait_s - (now - t0))))
 
