@@ -173,11 +173,17 @@ def illumination(body: CentralBody, penumbra: int, r: wp.vec3d, s_hat: wp.vec3d,
 @wp.func
 def atmosphere_density(body: CentralBody, r: wp.vec3d) -> f64:
     """rho = rho0 exp(-(h - h0)/H), kg/m^3, at altitude h = |r| - radius (km)."""
+    return atmosphere_density_at_distance(body, wp.length(r))
+
+
+@wp.func
+def atmosphere_density_at_distance(body: CentralBody, r_norm: f64) -> f64:
+    """rho = rho0 exp(-(h - h0)/H), kg/m^3, at altitude h = r_norm - radius (r_norm: |r|, km)."""
     H = body.atmosphere_scale_height
     rho0 = body.atmosphere_rho0
     if rho0 <= f64(0.0) or H <= f64(0.0):
         return f64(0.0)
-    h = wp.length(r) - body.radius
+    h = r_norm - body.radius
     return rho0 * wp.exp((body.atmosphere_h0 - h) * body.atmosphere_inv_scale_height)
 
 
@@ -216,7 +222,12 @@ def dipole_axis_eci(body: CentralBody, t: f64) -> wp.vec3d:
 @wp.func
 def dipole_field(body: CentralBody, R: wp.vec3d, t: f64) -> wp.vec3d:
     """B = B0 (a/|R|)^3 [3 (m.R_hat) R_hat - m], T, at ECI position R (km)."""
-    inv_r = f64(1.0) / wp.length(R)
+    return dipole_field_at(body, R, f64(1.0) / wp.length(R), t)
+
+
+@wp.func
+def dipole_field_at(body: CentralBody, R: wp.vec3d, inv_r: f64, t: f64) -> wp.vec3d:
+    """B = B0 (a/|R|)^3 [3 (m.R_hat) R_hat - m], T, at ECI position R (km; inv_r = 1/|R|)."""
     rhat = R * inv_r
     m = dipole_axis_eci(body, t)
     k = body.radius * inv_r

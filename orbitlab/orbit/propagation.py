@@ -20,12 +20,13 @@ def chief_accel(body: CentralBody, use_j2: int, R: wp.vec3d, a_extra: wp.vec3d) 
 
 
 @wp.func
-def rk4_step(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
-             a_extra: wp.vec3d, h: f64):
-    """One classical RK4 step of length h (s); returns the new (R, V)."""
+def rk4_step_from(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d, g_R: wp.vec3d,
+                  a_extra: wp.vec3d, h: f64):
+    """One classical RK4 step of length h (s) given the gravity at its start, g_R = g(R)
+    (km/s^2; the loads kernel has it already); returns the new (R, V)."""
     half = f64(0.5) * h
     k1r = V
-    k1v = chief_accel(body, use_j2, R, a_extra)
+    k1v = g_R + a_extra
     k2r = V + half * k1v
     k2v = chief_accel(body, use_j2, R + half * k1r, a_extra)
     k3r = V + half * k2v
@@ -39,12 +40,31 @@ def rk4_step(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
 
 
 @wp.func
+def rk4_step(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
+             a_extra: wp.vec3d, h: f64):
+    """One classical RK4 step of length h (s); returns the new (R, V)."""
+    return rk4_step_from(body, use_j2, R, V, central_gravity_accel(body, use_j2, R), a_extra, h)
+
+
+@wp.func
+def rk4_propagate_from(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
+                       g_R: wp.vec3d, a_extra: wp.vec3d, h: f64, nsub: int):
+    """nsub RK4 steps of h (s) each, a_extra held constant, given g_R = g(R) at the start;
+    returns (R, V)."""
+    if nsub <= 0:
+        return R, V
+    R, V = rk4_step_from(body, use_j2, R, V, g_R, a_extra, h)
+    for _ in range(nsub - 1):
+        R, V = rk4_step(body, use_j2, R, V, a_extra, h)
+    return R, V
+
+
+@wp.func
 def rk4_propagate(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
                   a_extra: wp.vec3d, h: f64, nsub: int):
     """nsub RK4 steps of h (s) each, a_extra held constant; returns (R, V)."""
-    for _ in range(nsub):
-        R, V = rk4_step(body, use_j2, R, V, a_extra, h)
-    return R, V
+    return rk4_propagate_from(body, use_j2, R, V, central_gravity_accel(body, use_j2, R),
+                              a_extra, h, nsub)
 
 
 @wp.func

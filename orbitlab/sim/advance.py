@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from orbitlab.orbit.propagation import hermite_interpolate, rk4_propagate
+from orbitlab.orbit.propagation import hermite_interpolate, rk4_propagate, rk4_propagate_from
 from orbitlab.orbit.types import CentralBody
 from orbitlab.sim.records import Elements, Switches, WorldState
 
@@ -14,8 +14,12 @@ vec3d = wp.vec3d
 
 @wp.func
 def advance_world(body: CentralBody, sw: Switches, el: Elements, state: WorldState, w: int,
-                  a_fb: wp.vec3d, use_j2: int, K: int, substeps: int, nrw: int, ncmg: int):
+                  g_R: wp.vec3d, a_fb: wp.vec3d, use_j2: int, K: int, substeps: int, nrw: int,
+                  ncmg: int):
     """Advance the chief, the clock and the actuator states of world w by one timestep.
+
+    g_R is the central gravity at the chief's current position (km/s^2), which the
+    loads have computed already: RK4's first stage from R reuses it.
 
     The chief's motion over the step depends only on its state and this step's
     load feedback, so it is advanced in the same launch as the loads, before
@@ -26,7 +30,7 @@ def advance_world(body: CentralBody, sw: Switches, el: Elements, state: WorldSta
     dt = sw.timestep
     if K <= 1:
         h = dt / f64(substeps)
-        R, V = rk4_propagate(body, use_j2, state.R[w], state.V[w], a_fb, h, substeps)
+        R, V = rk4_propagate_from(body, use_j2, state.R[w], state.V[w], g_R, a_fb, h, substeps)
         state.R[w] = R
         state.V[w] = V
     else:
@@ -36,7 +40,7 @@ def advance_world(body: CentralBody, sw: Switches, el: Elements, state: WorldSta
             # Predict the segment's end with the feedback at its start.
             state.seg_R0[w] = state.R[w]
             state.seg_V0[w] = state.V[w]
-            R1, V1 = rk4_propagate(body, use_j2, state.R[w], state.V[w], a_fb, T, 1)
+            R1, V1 = rk4_propagate_from(body, use_j2, state.R[w], state.V[w], g_R, a_fb, T, 1)
             state.seg_R1[w] = R1
             state.seg_V1[w] = V1
             state.seg_a_sum[w] = vec3d(f64(0.0), f64(0.0), f64(0.0))

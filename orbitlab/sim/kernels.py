@@ -36,14 +36,20 @@ from typing import Any
 import warp as wp
 
 from orbitlab.orbit.environment import (
-    atmosphere_density,
+    atmosphere_density_at_distance,
     atmosphere_density_near,
     atmosphere_velocity,
-    dipole_field,
+    dipole_field_at,
     illumination,
     sun_direction,
 )
-from orbitlab.orbit.gravity import differential_gravity_accel, gravity_gradient_torque
+from orbitlab.orbit.gravity import (
+    differential_gravity_accel_at,
+    gravity_gradient_torque_at,
+    inverse_distance,
+    j2_term_at,
+    point_mass_accel_at,
+)
 from orbitlab.orbit.loads import drag_force, magnetic_torque, srp_force
 from orbitlab.orbit.types import CentralBody
 from orbitlab.sim.advance import advance_world
@@ -236,14 +242,19 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         R = state.R[w]
         V = state.V[w]
         t = state.t[w]
+        # 1/|R|^2 and 1/|R| once for every law at the chief (field, atmosphere, gravity,
+        # and RK4's first stage through g_R).
+        inv_R2, inv_R = inverse_distance(R)
+        R_norm = wp.dot(R, R) * inv_R
+        j2_R = j2_term_at(body, use_j2, R, inv_R2, inv_R)
+        g_R = point_mass_accel_at(body.gm, R, inv_R2, inv_R) + j2_R
         s_hat = sun_direction(t)
-        B = dipole_field(body, R, t)
+        B = dipole_field_at(body, R, inv_R, t)
         state.sun_eci[w] = s_hat
         state.mag_field_eci[w] = B
         state.eclipse[w] = illumination(body, penumbra, R, s_hat, t)
-        rho = atmosphere_density(body, R)
+        rho = atmosphere_density_at_distance(body, R_norm)
         state.atm_density[w] = rho
-        R_norm = wp.length(R)
         zero = vec3d(f64(0.0), f64(0.0), f64(0.0))
 
         # Kinematics of every body once; then differential gravity and gravity gradient.
@@ -260,11 +271,14 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
             if m > f64(0.0):
                 M += m
                 delta = f64(1.0e-3) * x
-                force = f64(1.0e3) * m * differential_gravity_accel(body, use_j2, R, delta)
+                r = R + delta
+                inv_r2, inv_r = inverse_distance(r)
+                force = f64(1.0e3) * m * differential_gravity_accel_at(
+                    body, use_j2, R, inv_R2, inv_R, j2_R, delta, inv_r2, inv_r)
                 if use_gg != 0:
                     Q_I = Q @ wp.mat33d(body_irot[row_irot, b])  # MuJoCo's ximat
-                    torque = gravity_gradient_torque(body.gm, R + delta, Q_I,
-                                                     vec3d(body_inertia[row_inertia, b]))
+                    torque = gravity_gradient_torque_at(body.gm, r, inv_r2, inv_r, Q_I,
+                                                        vec3d(body_inertia[row_inertia, b]))
             wrench[w, b] = spatial(force, torque)
 
         F_ext = zero
@@ -335,7 +349,7 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
             else:
                 xfrc_applied[w, b] = xfrc_applied.dtype(total)
         if advance != 0:
-            advance_world(body, sw, el, state, w, a_fb, use_j2,
+            advance_world(body, sw, el, state, w, g_R, a_fb, use_j2,
                           static_or(SEGMENT_STEPS, sw.segment_steps),
                           static_or(ORBIT_SUBSTEPS, sw.orbit_substeps), nrw, ncmg)
 
