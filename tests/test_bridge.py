@@ -114,6 +114,26 @@ def test_command_fast_path_gives_the_full_checks_values(value):
     assert protocol.parse_vector(message, protocol.FORCE, 3, "t") == fast
 
 
+def test_typed_command_decoding_takes_only_plain_commands():
+    pytest.importorskip("msgspec")
+    good = {"namespace": "s", "msg_type": "CmdForceBodyMsgPayload", "topic_name": "cmd_force",
+            "timestamp": 5, "client": "c", "forceRequestBody": [0.5, -2, 0]}
+    command = protocol.decode_command(json.dumps(good).encode())
+    assert command.namespace == "s" and command.forceRequestBody == [0.5, -2.0, 0.0]
+    assert all(type(x) is float for x in command.forceRequestBody)
+    parser = protocol.VectorParser(protocol.FORCE, 3, "t")
+    assert parser.from_command(command) == [0.5, -2.0, 0.0]
+    assert protocol.VectorParser(protocol.FORCE, 2, "t").from_command(command) is None
+    both = dict(good, torqueRequestBody=[0, 0, 1])  # a second vector: not this topic's alone
+    assert parser.from_command(protocol.decode_command(json.dumps(both).encode())) is None
+    for frame in (b'{"msg": "ping"}', b'{"namespace": "s", "force_request_body": [0, 0, 0]}',
+                  b'{"namespace": "s", "forceRequestBody": [true, 0, 0]}',
+                  b'{"namespace": "s", "forceRequestBody": [1e999, 0, 0]}',
+                  b'{"namespace": "s", "forceRequestBody": [NaN, 0, 0]}',
+                  b'{"namespace": 3}', b"[1, 2]", b"\xff"):
+        assert protocol.decode_command(frame) is None, frame
+
+
 def test_pacer_real_time_and_catch_up_reset():
     pacer = Pacer(PacerCfg(accel=10.0, max_lag_s=0.05))
     pacer.reset(0.0)
@@ -379,6 +399,11 @@ def test_bad_input_is_reported_and_the_simulation_keeps_stepping(caplog):
     sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
     with serving(sim) as server, client_for(server) as client:
         client.wait_connected()
+        # a good command of the bad frames' spelling first: their route is then cached and
+        # they reach the typed fast path, which must hand them to the full checks
+        client.send_raw(json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
+                                    "forceRequestBody": [0, 0, 0]}).encode())
+        wait_until(lambda: server.stats.commands == 1, client=client)
         for case, frame in BAD_FRAMES.items():
             ticks = server.stats.ticks
             n = len(client.diagnostics)

@@ -169,17 +169,27 @@ class Client:
                    "timestamp": int(self.clock() * 1e9), "client": self.id, **fields}
         self._send(message)
 
+    def _publish_vector(self, namespace: str, topic: str, field: str, values) -> None:
+        """`publish` of a command type's single vector field, without keyword packing (the
+        per-spacecraft commands of a 1 kHz loop)."""
+        ctype = protocol.COMMAND_TOPICS[topic]
+        if (namespace, topic) not in self.advertised:
+            self.advertised[(namespace, topic)] = ctype.msg_type
+        self._send({"namespace": namespace, "msg_type": ctype.msg_type, "topic_name": topic,
+                    "timestamp": int(self.clock() * 1e9), "client": self.id,
+                    field: list(map(float, values))})
+
     def publish_force(self, namespace: str, force_n) -> None:
         """Body force, N, body axes (3)."""
-        self.publish(namespace, "cmd_force", forceRequestBody=list(map(float, force_n)))
+        self._publish_vector(namespace, "cmd_force", "forceRequestBody", force_n)
 
     def publish_torque(self, namespace: str, torque_nm) -> None:
         """Body torque about the centre of mass, N m, body axes (3)."""
-        self.publish(namespace, "cmd_torque", torqueRequestBody=list(map(float, torque_nm)))
+        self._publish_vector(namespace, "cmd_torque", "torqueRequestBody", torque_nm)
 
     def publish_wheel_torque(self, namespace: str, torque_nm) -> None:
         """Wheel motor torques, N m (one per wheel)."""
-        self.publish(namespace, "cmd_wheel_torque", motorTorque=list(map(float, torque_nm)))
+        self._publish_vector(namespace, "cmd_wheel_torque", "motorTorque", torque_nm)
 
     def send_raw(self, frame: bytes) -> None:
         """Send any frame on the command socket (tests of the simulator's input checks)."""

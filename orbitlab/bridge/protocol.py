@@ -195,6 +195,18 @@ class VectorParser:
         self.ctype, self.length, self.topic = ctype, length, topic
         self._field = next(iter(ctype.fields.values()))
         self._allowed = _WIRE_META | {self._field}
+        self._others = tuple(f for f in _VECTOR_FIELDS if f != self._field)
+
+    def from_command(self, command) -> list[float] | None:
+        """The vector of a `decode_command` result that is exactly this topic's (its field
+        with `length` values, no other vector field); None for anything else."""
+        value = getattr(command, self._field)
+        if value is None or len(value) != self.length:
+            return None
+        for other in self._others:
+            if getattr(command, other) is not None:
+                return None
+        return value
 
     def __call__(self, message: dict[str, Any]) -> list[float]:
         value = message.get(self._field)
@@ -206,6 +218,43 @@ class VectorParser:
             except (OverflowError, ValueError):  # overflow, inf - inf: the full check
                 pass
         return _parse_vector_checked(message, self.ctype, self.length, self.topic)
+
+
+_VECTOR_FIELDS = tuple(name for ctype in COMMAND_TOPICS.values() for name in ctype.fields.values())
+"""The vector payload fields of every command type, as Basilisk spells them."""
+
+
+def _command_decoder():
+    """msgspec's decoder of commands as the ROS 2 node and orbitlab's Client spell them."""
+    if _msgspec is None:
+        return None
+    fields = [("namespace", str), ("msg_type", str | None, None),
+              ("topic_name", str | None, None), ("timestamp", int | float | None, None),
+              ("time", float | None, None), ("stamp", dict | None, None),
+              ("client", str | None, None)]
+    fields += [(name, list[float] | None, None) for name in _VECTOR_FIELDS]
+    wire_command = _msgspec.defstruct("WireCommand", fields, forbid_unknown_fields=True)
+    return _msgspec.json.Decoder(wire_command).decode
+
+
+_DECODE_COMMAND = _command_decoder()
+
+
+def decode_command(frame: bytes):
+    """A command frame decoded and type-checked in C (msgspec), or None.
+
+    It succeeds only for a command spelled as the ROS 2 node and orbitlab's Client spell
+    it: a string `namespace`, the usual meta fields, vector fields (Basilisk names) of
+    finite numbers and nothing else. Every other frame (pings, confirmations, other
+    spellings, bad input) gives None and takes `decode` and the full checks, which give
+    the error messages. ~2x faster than decoding to a dict and checking in Python.
+    """
+    if _DECODE_COMMAND is None:
+        return None
+    try:
+        return _DECODE_COMMAND(frame)
+    except (_msgspec.DecodeError, UnicodeDecodeError):
+        return None
 
 
 def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
@@ -296,6 +345,7 @@ class TelemetryFrames:
         self._time_s = 0.0
         self._stamp: dict[str, int] = {}
         self._tick = b""
+        self._encode = _ENCODER.encode if _ENCODER is not None else encode
 
     def begin(self, time_s: float, time_stamp: dict[str, int] | None = None) -> None:
         """Start a tick at simulation time `time_s` (stamp: `stamp(time_s)` when given)."""
@@ -317,7 +367,7 @@ class TelemetryFrames:
                 {"namespace": namespace, "msg_type": msg_type, "topic_name": topic})[:-1]
         if not lowered:
             return b"".join((head, b",", self._tick, b"}"))
-        body = encode(dict(zip(lowered, payload.values(), strict=True)))
+        body = self._encode(dict(zip(lowered, payload.values(), strict=True)))
         return b"".join((head, b",", self._tick, b",", body[1:]))
 
 

@@ -362,6 +362,9 @@ class BridgeServer:
     def handle(self, frame: bytes) -> None:
         """Handle one frame from the command socket (never raises on bad input)."""
         try:
+            command = protocol.decode_command(frame)
+            if command is not None and self._typed_command(command):
+                return
             message = protocol.decode(frame)
             if "topic_confirmation" in message:
                 self._confirm(message)
@@ -388,6 +391,26 @@ class BridgeServer:
             client = ""
         elif type(client) is not str:
             client = str(client)
+        if self._admit(slot, client):
+            self._hold(slot, parse(message), client)
+
+    def _typed_command(self, command) -> bool:
+        """Take a `protocol.decode_command` result of an already routed topic whose vector is
+        exactly the topic's; False (nothing done) for anything else."""
+        route = self._routes.get((command.namespace, command.topic_name, command.msg_type))
+        if route is None:
+            return False
+        slot, parse = route
+        values = parse.from_command(command)
+        if values is None:
+            return False
+        client = command.client or ""
+        if self._admit(slot, client):
+            self._hold(slot, values, client)
+        return True
+
+    def _admit(self, slot: CommandSlot, client: str) -> bool:
+        """Note the sender's heartbeat; False (frame dropped) over the inbound rate limit."""
         if client:
             self.heartbeat.touch(client)
         if slot.bucket is not None and not slot.bucket.take(time.monotonic()):
@@ -396,8 +419,13 @@ class BridgeServer:
             self._diagnose("rate_limited", f"{slot.spec.path}: over "
                            f"{self.cfg.max_command_rate_hz} Hz, frame dropped "
                            f"({slot.dropped} so far)", topic=slot.spec.path, level="warn")
-            return
-        slot.value, slot.fresh, slot.changed = parse(message), True, True
+            return False
+        return True
+
+    def _hold(self, slot: CommandSlot, values: list[float], client: str) -> None:
+        """Keep an accepted command's vector as its topic's latest value."""
+        slot.value = values
+        slot.fresh = slot.changed = True
         slot.received += 1
         self.stats.commands += 1
         if self.cfg.lockstep and slot.owner is None:
