@@ -258,7 +258,16 @@ class Client:
             message = protocol.decode(frame)
         except protocol.ProtocolError:
             return
-        if "topic_request" in message:
+        ns, topic = message.get("namespace"), message.get("topic_name")
+        if ns is not None and topic is not None and "topic_request" not in message:
+            key = (ns, topic)  # telemetry (the bulk), then the bridge's own messages
+            self.latest_messages[key] = message
+            self.counts[key] += 1
+            if key == _DIAGNOSTICS_KEY:
+                self.diagnostics.append(message)
+            for callback in self.callbacks.get(key, ()):
+                callback(message)
+        elif "topic_request" in message:
             self._answer_request(message)
         elif "clock_reset" in message:
             self.clock_resets += 1
@@ -269,14 +278,6 @@ class Client:
             self.sim_time = float(message["sim_time"])
             self.accel = float(message.get("accelFactor", 0.0))
             self._clock_wall = time.monotonic()
-        elif "namespace" in message and "topic_name" in message:
-            key = (message["namespace"], message["topic_name"])
-            self.latest_messages[key] = message
-            self.counts[key] += 1
-            if key == _DIAGNOSTICS_KEY:
-                self.diagnostics.append(message)
-            for callback in self.callbacks.get(key, ()):
-                callback(message)
 
     def _answer_request(self, message: dict) -> None:
         rid = str(message.get("request_id", ""))
