@@ -10,6 +10,7 @@ so it never bursts to catch up.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,5 +74,7 @@ class Pacer:
                 service(0.0)
                 if remaining > self.cfg.spin_s:
                     time.sleep(remaining - self.cfg.spin_s)
+                else:
+                    os.sched_yield()  # spinning: let other threads (ZeroMQ's, a client) run
         if time.monotonic() - due > self.cfg.max_lag_s:
             self.reset(sim_time)
