@@ -90,6 +90,7 @@ def test_protocol_facts():
     {"values": [1.5], "names": ["a\"b", "c"]},
     {"Time": 3.0},  # lowercased it collides with the head: the plain path
     {"r_BN_N": [1.0], "r_bn_n": [2.0]},  # collide with each other: the plain path
+    {"_x": 1, "class": 2, "a b": [None, True]},  # not plain identifiers
 ])
 def test_telemetry_frames_are_the_reference_encoding(payload):
     frames = protocol.TelemetryFrames()

@@ -94,7 +94,7 @@ class Client:
         self.poller = zmq.Poller()
         self.poller.register(self.sub, zmq.POLLIN)
         self.latest_messages: dict[Key, dict] = {}
-        self.counts: collections.Counter[Key] = collections.Counter()
+        self._counts: dict[Key, int] = {}
         self.callbacks: dict[Key, list[Callable[[dict], None]]] = {}
         self.advertised: dict[Key, str] = {}
         """Input topics this client publishes: (ns, topic) -> msg_type."""
@@ -262,7 +262,7 @@ class Client:
         if ns is not None and topic is not None and "topic_request" not in message:
             key = (ns, topic)  # telemetry (the bulk), then the bridge's own messages
             self.latest_messages[key] = message
-            self.counts[key] += 1
+            self._counts[key] = self._counts.get(key, 0) + 1
             if key == _DIAGNOSTICS_KEY:
                 self.diagnostics.append(message)
             for callback in self.callbacks.get(key, ()):
@@ -290,6 +290,11 @@ class Client:
                                                    direction, True, self.id))
 
     # ------------------------------------------------------------------ views
+    @property
+    def counts(self) -> collections.Counter[Key]:
+        """Messages received per telemetry topic (a copy)."""
+        return collections.Counter(self._counts)
+
     def latest(self, topic: str | Key, namespace: str | None = None) -> dict | None:
         """The latest message of a telemetry topic (None: none yet)."""
         return self.latest_messages.get(self._key(topic, namespace))

@@ -117,11 +117,13 @@ def stamp(time_s: float) -> dict[str, int]:
 
 
 # ----------------------------------------------------------------------------- codec
-def encode(message: dict[str, Any]) -> bytes:
-    """One JSON frame (UTF-8)."""
-    if _ENCODER is not None:
-        return _ENCODER.encode(message)
+def _stdlib_encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
+
+
+encode = _ENCODER.encode if _ENCODER is not None else _stdlib_encode
+"""encode(message) -> bytes: one JSON frame (UTF-8); msgspec's encoder itself when
+installed (no Python call in between: every frame goes through it)."""
 
 
 def decode(frame: bytes) -> dict[str, Any]:
@@ -326,57 +328,53 @@ def _lower(name: str) -> str:
     return name.lower()
 
 
-_HEADER_FIELDS = frozenset({"namespace", "msg_type", "topic_name", "time", "stamp"})
+_HEADER_FIELDS = ("namespace", "msg_type", "topic_name", "time", "stamp")
 
 
 class TelemetryFrames:
     """Telemetry frames of one bridge tick, byte for byte `encode(telemetry(...))`.
 
-    The per-topic head (`namespace`, `msg_type`, `topic_name`) is encoded once per topic
-    and `time` / `stamp` once per tick (`begin`), so each frame encodes only its payload:
-    on the 2-core reference machine ~1.5 us instead of ~4 us per frame, which is what
-    100 spacecraft at 1 kHz need. Payloads whose lowercased field names collide with the
-    head or with each other take the plain path.
+    For each set of payload field names a msgspec struct type is made once, whose fields
+    are the head (`namespace`, `msg_type`, `topic_name`, `time`, `stamp`) and the
+    payload's, encoded lowercased; a frame is then one struct built from the values and
+    one encoder call: on the 2-core reference machine ~1.2 us instead of ~4 us for the
+    dict path, which is what 100 spacecraft at 1 kHz need. Without msgspec, or for field
+    names that are not identifiers or collide once lowercased, the dict path.
     """
 
     def __init__(self) -> None:
-        self._heads: dict[tuple[str, str, str], bytes] = {}
-        self._lowered: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+        self._structs: dict[tuple[str, ...], Any] = {}
         self._time_s = 0.0
         self._stamp: dict[str, int] = {}
-        self._tick = b""
-        self._encode = _ENCODER.encode if _ENCODER is not None else encode
 
     def begin(self, time_s: float, time_stamp: dict[str, int] | None = None) -> None:
         """Start a tick at simulation time `time_s` (stamp: `stamp(time_s)` when given)."""
         self._time_s, self._stamp = time_s, time_stamp or stamp(time_s)
-        self._tick = encode({"time": time_s, "stamp": self._stamp})[1:-1]
 
     def frame(self, namespace: str, msg_type: str, topic: str, payload: dict[str, Any]) -> bytes:
         """The frame of one telemetry message of the current tick."""
         names = tuple(payload)
-        lowered = self._lowered.get(names, False)
-        if lowered is False:
-            lowered = self._lowered[names] = _lowercase_names(names)
-        if lowered is None:
+        struct = self._structs.get(names, False)
+        if struct is False:
+            struct = self._structs[names] = _telemetry_struct(names)
+        if struct is None:
             return encode(telemetry(namespace, msg_type, topic, self._time_s, payload,
                                     self._stamp))
-        head = self._heads.get((namespace, msg_type, topic))
-        if head is None:
-            head = self._heads[(namespace, msg_type, topic)] = encode(
-                {"namespace": namespace, "msg_type": msg_type, "topic_name": topic})[:-1]
-        if not lowered:
-            return b"".join((head, b",", self._tick, b"}"))
-        body = self._encode(dict(zip(lowered, payload.values(), strict=True)))
-        return b"".join((head, b",", self._tick, b",", body[1:]))
+        return encode(struct(namespace, msg_type, topic, self._time_s, self._stamp,
+                             *payload.values()))
 
 
-def _lowercase_names(names: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Payload field names lowercased; None when they collide with the head or each other."""
-    lowered = tuple(_lower(n) for n in names)
-    if len(set(lowered)) != len(lowered) or _HEADER_FIELDS.intersection(lowered):
+def _telemetry_struct(names: tuple[str, ...]):
+    """A msgspec struct type encoding a telemetry message with these payload field names
+    (lowercased on the wire); None when there is none (see `TelemetryFrames`)."""
+    lowered = [_lower(n) for n in names]
+    if _msgspec is None or len(set(lowered) | set(_HEADER_FIELDS)) != len(names) + 5:
         return None
-    return lowered
+    try:
+        return _msgspec.defstruct("Telemetry", [(n, Any) for n in _HEADER_FIELDS + names],
+                                  rename=_lower)
+    except (TypeError, ValueError):  # not identifiers, keywords, ...
+        return None
 
 
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:
