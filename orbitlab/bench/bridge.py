@@ -12,10 +12,11 @@ Per row: achieved Hz = `sc_states` messages per spacecraft per wall second at th
 commands Hz = commands the client sent per spacecraft per second in the measured window
 (each one answers a state); applied Hz = commands the simulator accepted per spacecraft per
 second over the same span of its own clock; CPU sim/client = CPU seconds per wall second
-of each process (all its threads, ZeroMQ's I/O thread included; 2.0 would be both cores). Rows with sim
-'stand-in' measure the bridge alone (a numpy double integrator as the simulation); rows with
-sim 'formation' step the real orbitlab Formation scene (3 spacecraft, thrusters by allocation
-and PWM).
+of each process (all its threads, ZeroMQ's I/O thread included; 2.0 would be both cores);
+py ns = `python_speed_ns` just before the row (the machine's Python speed, which the rows
+scale with). Rows with sim 'stand-in' measure the bridge alone (a numpy double integrator
+as the simulation); rows with sim 'formation' step the real orbitlab Formation scene (3
+spacecraft, thrusters by allocation and PWM).
 """
 
 from __future__ import annotations
@@ -88,6 +89,23 @@ def _client_main(ports: dict[str, int], names: list[str], warmup_s: float, durat
                if not np.all(np.isnan(jitter)) else float("nan")})
 
 
+def python_speed_ns(loops: int = 200_000) -> float:
+    """This machine's pure-Python speed now: ns per iteration of a fixed loop (best of 3).
+
+    The bridge's throughput is Python-bound in both processes, so rows scale with it. On
+    the 2-core reference machine it drifts with its host's load (58-102 ns within one
+    session), which is most of the spread of the rows between runs."""
+    table = {i: i for i in range(64)}
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(loops):
+            total += table[i & 63]
+        best = min(best, time.perf_counter() - start)
+    return best / loops * 1e9
+
+
 def _port(endpoint: str) -> int:
     return int(endpoint.rsplit(":", 1)[1])
 
@@ -96,6 +114,7 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
                 lockstep: bool) -> dict:
     from orbitlab.bridge.server import BridgeCfg, BridgeServer
 
+    python_ns = python_speed_ns()
     bridge = BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, accel=accel, rate_hz=0.0,
                        lockstep=lockstep, max_drain=100000)
     server = BridgeServer(sim, bridge)
@@ -125,6 +144,7 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
             child.kill()
         server.close()
     result["commands_hz"] = result.pop("sent_hz")
+    result["python_ns"] = python_ns
     result["applied_hz"] = applied_hz
     result["server_cpu"] = server_cpu
     result["rejected"] = sum(server.stats.rejected.values())
@@ -178,7 +198,7 @@ def _real_rows(cfg: BridgeBenchCfg) -> list[dict]:
 
 HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'speed':>6s} {'asked Hz':>9s} "
           f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s} "
-          f"{'CPU sim/client':>15s}")
+          f"{'CPU sim/client':>15s} {'py ns':>6s}")
 
 
 def _fmt(x: float, spec: str) -> str:
@@ -191,7 +211,7 @@ def _line(row: dict) -> str:
     return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {speed:>6s} "
             f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
             f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')} "
-            f"{row['server_cpu']:>9.2f} / {row['client_cpu']:.2f}")
+            f"{row['server_cpu']:>9.2f} / {row['client_cpu']:.2f} {row['python_ns']:>6.1f}")
 
 
 def format_bridge(rows: list[dict]) -> str:
