@@ -135,6 +135,31 @@ def test_typed_command_decoding_takes_only_plain_commands():
         assert protocol.decode_command(frame) is None, frame
 
 
+def test_protocol_without_msgspec_reads_and_writes_the_same_messages():
+    """msgspec is the extra's fast codec; without it the standard library does the same."""
+    import subprocess
+    import sys
+
+    code = """
+import json, sys
+sys.modules["msgspec"] = None  # as if not installed
+from orbitlab.bridge import protocol
+assert protocol.decode_command(b'{"namespace": "s", "forceRequestBody": [0, 0, 0]}') is None
+frames = protocol.TelemetryFrames()
+frames.begin(1.5)
+print(frames.frame("n", "m", "t", {"r_BN_N": [1.0, 2.5e-7, 3.0]}).decode())
+message = {"namespace": "s", "forceRequestBody": [1, 2, 3]}
+print(json.dumps(protocol.parse_vector(message, protocol.FORCE, 3, "t")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    frames = protocol.TelemetryFrames()
+    frames.begin(1.5)
+    assert json.loads(out[0]) == json.loads(
+        frames.frame("n", "m", "t", {"r_BN_N": [1.0, 2.5e-7, 3.0]}))
+    assert json.loads(out[1]) == [1.0, 2.0, 3.0]
+
+
 def test_pacer_real_time_and_catch_up_reset():
     pacer = Pacer(PacerCfg(accel=10.0, max_lag_s=0.05))
     pacer.reset(0.0)

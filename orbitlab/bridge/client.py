@@ -91,6 +91,7 @@ class Client:
                           if cfg.heartbeat else None)
         if cfg.batch_io_threads:
             batch_io_threads()
+        protocol.warn_if_slow_codec()
         self.poller = zmq.Poller()
         self.poller.register(self.sub, zmq.POLLIN)
         self.latest_messages: dict[Key, dict] = {}

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-try:  # optional fast JSON codec; the stdlib codec is the reference
+try:  # the fast JSON codec of the extra `bridge`; the stdlib codec is the reference
     import msgspec as _msgspec
 except ImportError:  # pragma: no cover - depends on the environment
     _msgspec = None
@@ -36,6 +37,20 @@ except ImportError:  # pragma: no cover - depends on the environment
 # 6.8 us against 2.1 us for a 350-byte state message).
 _ENCODER = _msgspec.json.Encoder() if _msgspec is not None else None
 _DECODER = _msgspec.json.Decoder() if _msgspec is not None else None
+
+_codec_warned = False
+
+
+def warn_if_slow_codec() -> None:
+    """Log once when msgspec is missing: the bridge then works with the standard library's
+    JSON codec, about half as fast."""
+    global _codec_warned
+    if _msgspec is None and not _codec_warned:
+        _codec_warned = True
+        logging.getLogger("orbitlab.bridge").warning(
+            "msgspec is not installed: the bridge encodes and checks JSON with the standard "
+            "library, about half as fast (pip install 'orbitlab-sim[bridge]')")
+
 
 PUB_PORT = 5550
 """Telemetry out: the simulator's PUB binds here."""

@@ -163,6 +163,7 @@ class BridgeServer:
             raise
         if c.batch_io_threads:
             batch_io_threads()
+        protocol.warn_if_slow_codec()
         self._linked = False
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
         self._last_frames: list[bytes] = []
