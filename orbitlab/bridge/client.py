@@ -176,9 +176,9 @@ class Client:
         ctype = protocol.COMMAND_TOPICS[topic]
         if (namespace, topic) not in self.advertised:
             self.advertised[(namespace, topic)] = ctype.msg_type
-        self._send({"namespace": namespace, "msg_type": ctype.msg_type, "topic_name": topic,
-                    "timestamp": int(self.clock() * 1e9), "client": self.id,
-                    field: list(map(float, values))})
+        self._queue(protocol.command_frame(namespace, ctype.msg_type, topic,
+                                           int(self.clock() * 1e9), self.id, field,
+                                           list(map(float, values))))
 
     def publish_force(self, namespace: str, force_n) -> None:
         """Body force, N, body axes (3)."""
@@ -197,7 +197,10 @@ class Client:
         self.pub.send(frame)
 
     def _send(self, message: dict) -> None:
-        frame = protocol.encode(message)
+        self._queue(protocol.encode(message))
+
+    def _queue(self, frame: bytes) -> None:
+        """Send a frame now, or with the others when `poll` is running callbacks."""
         if self._outbox is not None:
             self._outbox.append(frame)
         else:

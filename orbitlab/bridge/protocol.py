@@ -392,6 +392,26 @@ def _telemetry_struct(names: tuple[str, ...]):
         return None
 
 
+_COMMAND_HEAD = ("namespace", "msg_type", "topic_name", "timestamp", "client")
+_COMMAND_STRUCTS: dict[str, Any] = {}
+
+
+def command_frame(namespace: str, msg_type: str, topic: str, timestamp_ns: int, client: str,
+                  field: str, values: list[float]) -> bytes:
+    """The frame of a command with one vector field, byte for byte the encoding of
+    {namespace, msg_type, topic_name, timestamp, client, field: values}; built from a
+    msgspec struct type made once per field name (no dict per command), when installed."""
+    if _msgspec is None:
+        return encode(dict(zip(_COMMAND_HEAD + (field,), (namespace, msg_type, topic,
+                                                           timestamp_ns, client, values),
+                               strict=True)))
+    struct = _COMMAND_STRUCTS.get(field)
+    if struct is None:
+        struct = _COMMAND_STRUCTS[field] = _msgspec.defstruct(
+            "Command", [(n, Any) for n in _COMMAND_HEAD + (field,)])
+    return encode(struct(namespace, msg_type, topic, timestamp_ns, client, values))
+
+
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:
     """The simulator's request that the other side create a topic."""
     return {"topic_request": True, "namespace": namespace, "msg_type": msg_type,
