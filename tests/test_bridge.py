@@ -322,6 +322,28 @@ def test_commands_published_from_callbacks_go_out_when_poll_returns():
         assert server.stats.rejected == {}
 
 
+def test_a_callback_waiting_for_the_answer_to_its_command_gets_it():
+    """Lockstep steps only when the command arrives: a callback that publishes and then
+    waits for the next state must have its command sent before it waits."""
+    sim = StandInSim(StandInCfg(num_spacecraft=1, physics_dt=0.01))
+    with serving(sim, accel=0.0, rate_hz=0.0, lockstep=True,
+                 lockstep_topics=("sc0/cmd_force",)) as server, client_for(server) as client:
+        answers, asked = [], []
+
+        def answer_and_wait(message):
+            if asked:  # the states that arrive while it waits
+                return
+            asked.append(message["time"])
+            client.publish_force("sc0", [1.0, 0.0, 0.0])
+            answers.append(client.wait_for("/sc0/orbitlab/out/sc_states", timeout_s=3.0,
+                                           newer_than=message["time"]))
+
+        client.subscribe(("sc0", "sc_states"), answer_and_wait)
+        client.wait_connected()
+        wait_until(lambda: bool(answers), client=client, timeout_s=5.0)
+        assert sim.wrench[0, 0] == 1.0
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "sched_getscheduler"), reason="Linux only")
 def test_zeromq_io_threads_run_as_batch_threads():
     import os

@@ -211,13 +211,17 @@ class Client:
         """Wait up to `timeout_s` for telemetry, then handle what arrived (bounded).
 
         What callbacks publish meanwhile is sent when the frames that had arrived are
-        handled (at the latest every `send_batch` frames), in one burst.
+        handled (at the latest every `send_batch` frames, or when a callback polls or
+        waits itself), in one burst.
         """
         if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
             return 0
-        outer = self._outbox is None  # a callback may poll again: the outer call sends
+        outer = self._outbox is None
         if outer:
             self._outbox = []
+        elif self._outbox:  # a callback polls (waits) again: what it published goes out now
+            send_frames(self.pub, self._outbox)
+            self._outbox.clear()
         recv, handle, limit = self.sub.recv, self._handle, self.cfg.max_drain
         handled = 0
         try:
