@@ -58,7 +58,8 @@ class ClientCfg:
     """The simulator counts as gone after this long without a message, s."""
     diagnostics_kept: int = 1000
     batch_io_threads: bool = True
-    """Run ZeroMQ's I/O threads under SCHED_BATCH (Linux; see `wire.batch_io_threads`)."""
+    """Run this process's ZeroMQ I/O threads (every context's) under SCHED_BATCH (Linux; see
+    `wire.batch_io_threads`)."""
 
 
 class Client:

@@ -97,8 +97,8 @@ class BridgeCfg:
     diagnostics_per_s: float = 50.0
     """Diagnostics messages and log lines per wall second at most (the rest are counted)."""
     batch_io_threads: bool = True
-    """Run ZeroMQ's I/O threads under SCHED_BATCH (Linux) so that sending does not hand the
-    CPU to them frame by frame (see `wire.batch_io_threads`); ~+40% round trips at 100
+    """Run this process's ZeroMQ I/O threads (every context's) under SCHED_BATCH (Linux) so
+    that sending does not hand the CPU to them frame by frame (see `wire.batch_io_threads`); ~+40% round trips at 100
     spacecraft x 1 kHz on the 2-core reference machine."""
     relay_topics: tuple[str, ...] = ()
     """Topics ('ns/topic') that clients publish for each other (e.g. a leader's shared plan):
