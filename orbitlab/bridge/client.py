@@ -28,7 +28,7 @@ import zmq
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.heartbeat import HeartbeatSender
-from orbitlab.bridge.wire import batch_io_threads, send_frame, send_frames
+from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames
 
 Key = tuple[str, str]
 _DIAGNOSTICS_KEY = (protocol.DIAGNOSTICS_NS, protocol.DIAGNOSTICS_TOPIC)
@@ -202,18 +202,22 @@ class Client:
 
     def _queue(self, frame: bytes) -> None:
         """Send a frame now, or with the others when `poll` is running callbacks."""
-        if self._outbox is not None:
-            self._outbox.append(frame)
-        else:
+        outbox = self._outbox
+        if outbox is None:
             send_frame(self.pub, frame)
+            return
+        outbox.append(frame)
+        if len(outbox) >= self.cfg.send_batch:
+            send_frames(self.pub, outbox)
+            outbox.clear()
 
     # -------------------------------------------------------------- receiving
     def poll(self, timeout_s: float = 0.0) -> int:
         """Wait up to `timeout_s` for telemetry, then handle what arrived (bounded).
 
-        What callbacks publish meanwhile is sent when the frames that had arrived are
-        handled (at the latest every `send_batch` frames, or when a callback polls or
-        waits itself), in one burst.
+        What callbacks publish meanwhile is sent in one burst when the frames that had
+        arrived are handled (sooner once `send_batch` are queued, or when a callback
+        polls or waits itself).
         """
         if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
             return 0
@@ -223,19 +227,9 @@ class Client:
         elif self._outbox:  # a callback polls (waits) again: what it published goes out now
             send_frames(self.pub, self._outbox)
             self._outbox.clear()
-        recv, handle, limit = self.sub.recv, self._handle, self.cfg.max_drain
         handled = 0
         try:
-            while handled < limit:
-                try:
-                    frame = recv(zmq.NOBLOCK)
-                except zmq.Again:
-                    break
-                handled += 1
-                handle(frame)
-                if outer and len(self._outbox) >= self.cfg.send_batch:
-                    send_frames(self.pub, self._outbox)
-                    self._outbox = []
+            handled = drain(self.sub, self._handle, self.cfg.max_drain)
         finally:
             if handled:
                 self._last_heard = time.monotonic()

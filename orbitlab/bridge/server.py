@@ -38,7 +38,7 @@ from orbitlab.bridge import protocol
 from orbitlab.bridge.heartbeat import HeartbeatMonitor
 from orbitlab.bridge.pacing import Pacer, PacerCfg
 from orbitlab.bridge.topics import CommandSlot, TopicSpec, TopicTable
-from orbitlab.bridge.wire import batch_io_threads, send_frame, send_frames
+from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames
 
 log = logging.getLogger("orbitlab.bridge")
 COMMAND_TYPES = {t.msg_type: t for t in protocol.COMMAND_TOPICS.values()}
@@ -348,15 +348,7 @@ class BridgeServer:
         if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
             self._housekeeping()
             return 0
-        recv, handle, limit = self.sub.recv, self.handle, self.cfg.max_drain
-        handled = 0
-        while handled < limit:
-            try:
-                frame = recv(zmq.NOBLOCK)
-            except zmq.Again:
-                break
-            handled += 1
-            handle(frame)
+        handled = drain(self.sub, self.handle, self.cfg.max_drain)
         self._housekeeping()
         return handled
 

@@ -10,7 +10,7 @@ several at once instead of being woken for each.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import zmq
 
@@ -37,6 +37,21 @@ def send_frames(socket: zmq.Socket, frames: Iterable[bytes]) -> int:
         pass
     return sent
 
+
+
+def drain(socket: zmq.Socket, handle: Callable[[bytes], None], limit: int) -> int:
+    """Receive without blocking and `handle` each frame until none is waiting or `limit`
+    frames were handled; returns how many."""
+    recv = socket.recv
+    handled = 0
+    while handled < limit:
+        try:
+            frame = recv(zmq.NOBLOCK)
+        except zmq.Again:
+            break
+        handled += 1
+        handle(frame)
+    return handled
 
 
 def batch_io_threads() -> int:
