@@ -31,13 +31,6 @@ def point_mass_accel_at(mu: f64, r: wp.vec3d, inv_r2: f64, inv_r: f64) -> wp.vec
 
 
 @wp.func
-def point_mass_accel(mu: f64, r: wp.vec3d) -> wp.vec3d:
-    """g0(r) = -mu r / |r|^3, km/s^2, for r in km and mu in km^3/s^2."""
-    inv_r2, inv_r = inverse_distance(r)
-    return point_mass_accel_at(mu, r, inv_r2, inv_r)
-
-
-@wp.func
 def j2_accel_at(mu: f64, a: f64, j2: f64, r: wp.vec3d, inv_r2: f64, inv_r: f64) -> wp.vec3d:
     """J2 perturbation about ECI z, km/s^2 (a: reference radius, km; 1/|r|^2, 1/|r| given):
     3/2 J2 mu a^2 / |r|^5 (x (5 z^2/r^2 - 1), y (5 z^2/r^2 - 1), z (5 z^2/r^2 - 3))."""
@@ -84,13 +77,6 @@ def encke_point_mass_difference_at(mu: f64, R: wp.vec3d, inv_R2: f64, inv_R: f64
     s32 = s * wp.sqrt(s)
     f = q * (f64(3.0) + f64(3.0) * q + q * q) / ((f64(1.0) + s32) * s32)
     return mu * inv_R2 * inv_R * (f * (R + delta) - delta)
-
-
-@wp.func
-def encke_point_mass_difference(mu: f64, R: wp.vec3d, delta: wp.vec3d) -> wp.vec3d:
-    """g0(R + delta) - g0(R) without cancellation (see `encke_point_mass_difference_at`)."""
-    inv_R2, inv_R = inverse_distance(R)
-    return encke_point_mass_difference_at(mu, R, inv_R2, inv_R, delta)
 
 
 @wp.func
