@@ -303,9 +303,11 @@ def test_force_and_torque_are_not_conflated():
 
 def test_commands_published_from_callbacks_go_out_when_poll_returns():
     """The benchmark's pattern: answer every state with a command from its callback. The
-    commands are queued while poll drains and sent together when it returns."""
+    commands are queued while poll drains and sent together when it returns (here however
+    many a drain answers: no `send_batch` bursts in between)."""
     sim = StandInSim(StandInCfg(num_spacecraft=3))
-    with serving(sim, accel=0.0, rate_hz=0.0) as server, client_for(server) as client:
+    with serving(sim, accel=0.0, rate_hz=0.0) as server, \
+            client_for(server, send_batch=10**9) as client:
         answered = []
 
         def answer(message):
@@ -369,6 +371,113 @@ def test_commands_routed_by_msg_type_without_topic_name():
                                     "timestamp": 123, "torque_request_body": [0, 0, 1]}).encode())
         wait_until(lambda: sim.wrench[0, 5] == 1.0, client=client)
         assert server.stats.rejected == {}
+
+
+class PublicNodeStandIn:
+    """The controller side as the public ROS 2 node (BskRosBridge) sets it up: it binds the
+    command PUB (SNDHWM 50, IMMEDIATE) and the heartbeat PUB (SNDHWM 1, a bare ping every
+    0.1 s, no client id), reads telemetry through a CONFLATE SUB (RCVHWM 10: only the latest
+    frame survives a burst), answers topic requests of both directions and clock resets,
+    and sends commands as {namespace, msg_type, timestamp, <ROS field names>} (no
+    topic_name, lowercase fields)."""
+
+    def __init__(self):
+        self.context = zmq.Context()
+        self.commands = self.context.socket(zmq.PUB)
+        self.commands.setsockopt(zmq.LINGER, 0)
+        self.commands.setsockopt(zmq.SNDHWM, 50)
+        self.commands.setsockopt(zmq.IMMEDIATE, 1)
+        self.command_port = self.commands.bind_to_random_port("tcp://127.0.0.1")
+        self.heartbeat = self.context.socket(zmq.PUB)
+        self.heartbeat.setsockopt(zmq.LINGER, 0)
+        self.heartbeat.setsockopt(zmq.SNDHWM, 1)
+        self.heartbeat_port = self.heartbeat.bind_to_random_port("tcp://127.0.0.1")
+        self.telemetry = None
+        self.seen: dict[str, dict] = {}
+        """Latest message of each kind ('request', 'clock_reset', 'clock', topic_name)."""
+        self.pinging = True
+        self._next_ping = 0.0
+
+    def connect(self, endpoint: str) -> None:
+        self.telemetry = self.context.socket(zmq.SUB)
+        self.telemetry.setsockopt(zmq.LINGER, 0)
+        self.telemetry.setsockopt(zmq.SUBSCRIBE, b"")
+        self.telemetry.setsockopt(zmq.CONFLATE, 1)
+        self.telemetry.setsockopt(zmq.RCVHWM, 10)
+        self.telemetry.connect(endpoint)
+
+    def spin(self, seconds: float) -> None:
+        """Ping, read and answer for `seconds`."""
+        end = time.monotonic() + seconds
+        while (now := time.monotonic()) < end:
+            if self.pinging and now >= self._next_ping:
+                self._next_ping = now + protocol.HEARTBEAT_PERIOD_S
+                self.heartbeat.send(b'{"msg":"ping"}', zmq.NOBLOCK)
+            if not self.telemetry.poll(10):
+                continue
+            data = json.loads(self.telemetry.recv())
+            if data.get("topic_request"):
+                self.seen["request"] = data
+                self._send({"topic_confirmation": True, **{k: data[k] for k in (
+                    "namespace", "msg_type", "topic_name", "direction", "request_id")},
+                    "success": True})
+            elif data.get("clock_reset"):
+                self.seen["clock_reset"] = data
+                self._send({"clock_reset_ack": True, "sim_time": data["sim_time"],
+                            "accelFactor": data["accelFactor"]})
+            elif "sim_time" in data:
+                self.seen["clock"] = data
+            else:
+                self.seen[data["topic_name"]] = data
+
+    def send_force(self, namespace: str, force: list[float]) -> None:
+        self._send({"namespace": namespace, "msg_type": "CmdForceBodyMsgPayload",
+                    "timestamp": time.time_ns(), "forcerequestbody": force})
+
+    def _send(self, message: dict) -> None:
+        self.commands.send(json.dumps(message).encode(), zmq.NOBLOCK)
+
+    def close(self) -> None:
+        self.context.destroy(linger=0)
+
+
+def test_the_public_ros2_node_drives_the_simulator_in_ros_mode():
+    node = PublicNodeStandIn()
+    sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
+    try:
+        with serving(sim, mode="ros", sub_port=node.command_port,
+                     heartbeat_port=node.heartbeat_port, rate_hz=20.0, require_bridge=True,
+                     heartbeat_timeout_s=0.5) as server:
+            node.connect(server.endpoints["telemetry"])
+            time.sleep(0.2)
+            assert server.stats.ticks == 0  # require_bridge: waits for the node's heartbeat
+            # Every topic request and the clock reset reach the node through its conflating
+            # socket the first time: all are answered before a retry would be due (2 s).
+            handshakes = server.table.handshakes.values()
+            end = time.monotonic() + 1.8
+            while not (server._clock["acked"] and all(h.confirmed for h in handshakes)):
+                assert time.monotonic() < end, "the node did not answer every request"
+                node.spin(0.05)
+            assert all(h.success for h in handshakes) and len(handshakes) == 6
+            assert server.stats.ticks > 5
+            state = node.seen["sc_states"]
+            assert {"r_bn_n", "v_bn_n", "sigma_bn", "omega_bn_b", "stamp"} <= set(state)
+            assert state["msg_type"] == "SCStatesMsgPayload"
+            # its commands (no topic_name, ROS field names) move the spacecraft
+            for _ in range(10):
+                node.send_force("sc1", [17.8, 0.0, 0.0])
+                node.spin(0.05)
+            assert sim.wrench[1, 0] == 17.8 and sim.vel[1, 0] > 0.0 and sim.vel[0, 0] == 0.0
+            assert server.stats.rejected == {}
+            # the node goes silent: the simulation pauses
+            node.pinging = False
+            node.spin(0.8)
+            ticks = server.stats.ticks
+            node.spin(0.3)
+            assert server.stats.ticks - ticks <= 1
+            assert server.stats.link_losses == 1
+    finally:
+        node.close()
 
 
 # -------------------------------------------------------------------- lockstep

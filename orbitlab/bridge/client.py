@@ -101,6 +101,8 @@ class Client:
         self.advertised: dict[Key, str] = {}
         """Input topics this client publishes: (ns, topic) -> msg_type."""
         self.subscribed: set[Key] = set()
+        self._writers: dict[Key, Callable[[int, list[float]], bytes]] = {}
+        """(namespace, topic) -> its bound command writer (`protocol.command_writer`)."""
         self.diagnostics: collections.deque[dict] = collections.deque(
             maxlen=cfg.diagnostics_kept)
         self.topic_requests: dict[str, dict] = {}
@@ -171,27 +173,32 @@ class Client:
                    "timestamp": int(self.clock() * 1e9), "client": self.id, **fields}
         self._send(message)
 
-    def _publish_vector(self, namespace: str, topic: str, field: str, values) -> None:
-        """`publish` of a command type's single vector field, without keyword packing (the
-        per-spacecraft commands of a 1 kHz loop)."""
+    def _publish_vector(self, namespace: str, topic: str, values) -> None:
+        """`publish` of a command type's vector field, through a writer bound to the topic
+        once (the per-spacecraft commands of a 1 kHz loop)."""
+        write = self._writers.get((namespace, topic))
+        if write is None:
+            write = self._writer(namespace, topic)
+        self._queue(write(int(self.clock() * 1e9), list(map(float, values))))
+
+    def _writer(self, namespace: str, topic: str) -> Callable[[int, list[float]], bytes]:
         ctype = protocol.COMMAND_TOPICS[topic]
-        if (namespace, topic) not in self.advertised:
-            self.advertised[(namespace, topic)] = ctype.msg_type
-        self._queue(protocol.command_frame(namespace, ctype.msg_type, topic,
-                                           int(self.clock() * 1e9), self.id, field,
-                                           list(map(float, values))))
+        self.advertised.setdefault((namespace, topic), ctype.msg_type)
+        write = self._writers[(namespace, topic)] = protocol.command_writer(
+            namespace, ctype.msg_type, topic, self.id, ctype.field)
+        return write
 
     def publish_force(self, namespace: str, force_n) -> None:
         """Body force, N, body axes (3)."""
-        self._publish_vector(namespace, "cmd_force", "forceRequestBody", force_n)
+        self._publish_vector(namespace, "cmd_force", force_n)
 
     def publish_torque(self, namespace: str, torque_nm) -> None:
         """Body torque about the centre of mass, N m, body axes (3)."""
-        self._publish_vector(namespace, "cmd_torque", "torqueRequestBody", torque_nm)
+        self._publish_vector(namespace, "cmd_torque", torque_nm)
 
     def publish_wheel_torque(self, namespace: str, torque_nm) -> None:
         """Wheel motor torques, N m (one per wheel)."""
-        self._publish_vector(namespace, "cmd_wheel_torque", "motorTorque", torque_nm)
+        self._publish_vector(namespace, "cmd_wheel_torque", torque_nm)
 
     def send_raw(self, frame: bytes) -> None:
         """Send any frame on the command socket (tests of the simulator's input checks)."""

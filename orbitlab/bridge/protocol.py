@@ -26,6 +26,7 @@ import json
 import logging
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +183,11 @@ class CommandType:
             raise ValueError(f"{self.msg_type}: a command type has one vector field, got "
                              f"{list(self.fields.values())}")
 
+    @property
+    def field(self) -> str:
+        """The vector payload field, as Basilisk spells it."""
+        return next(iter(self.fields.values()))
+
 
 FORCE = CommandType("CmdForceBodyMsgPayload", {"forcerequestbody": "forceRequestBody"})
 """Body force, N, body axes (3)."""
@@ -210,7 +216,7 @@ class VectorParser:
 
     def __init__(self, ctype: CommandType, length: int, topic: str):
         self.ctype, self.length, self.topic = ctype, length, topic
-        self._field = next(iter(ctype.fields.values()))
+        self._field = ctype.field
         self._allowed = _WIRE_META | {self._field}
         self._others = tuple(f for f in _VECTOR_FIELDS if f != self._field)
 
@@ -396,20 +402,29 @@ _COMMAND_HEAD = ("namespace", "msg_type", "topic_name", "timestamp", "client")
 _COMMAND_STRUCTS: dict[str, Any] = {}
 
 
-def command_frame(namespace: str, msg_type: str, topic: str, timestamp_ns: int, client: str,
-                  field: str, values: list[float]) -> bytes:
-    """The frame of a command with one vector field, byte for byte the encoding of
-    {namespace, msg_type, topic_name, timestamp, client, field: values}; built from a
-    msgspec struct type made once per field name (no dict per command), when installed."""
+def command_writer(namespace: str, msg_type: str, topic: str, client: str, field: str
+                   ) -> Callable[[int, list[float]], bytes]:
+    """`write(timestamp_ns, values)`: the frame of a command with one vector field, byte for
+    byte the encoding of {namespace, msg_type, topic_name, timestamp, client, field: values}.
+
+    The fixed fields are bound once (a controller publishes on a topic thousands of times);
+    with msgspec a frame is one struct and one encoder call (no dict per command)."""
     if _msgspec is None:
-        return encode(dict(zip(_COMMAND_HEAD + (field,), (namespace, msg_type, topic,
-                                                           timestamp_ns, client, values),
-                               strict=True)))
+        names = _COMMAND_HEAD + (field,)
+        return lambda timestamp_ns, values: encode(dict(zip(
+            names, (namespace, msg_type, topic, timestamp_ns, client, values), strict=True)))
     struct = _COMMAND_STRUCTS.get(field)
     if struct is None:
         struct = _COMMAND_STRUCTS[field] = _msgspec.defstruct(
             "Command", [(n, Any) for n in _COMMAND_HEAD + (field,)])
-    return encode(struct(namespace, msg_type, topic, timestamp_ns, client, values))
+    return lambda timestamp_ns, values: encode(struct(namespace, msg_type, topic,
+                                                      timestamp_ns, client, values))
+
+
+def command_frame(namespace: str, msg_type: str, topic: str, timestamp_ns: int, client: str,
+                  field: str, values: list[float]) -> bytes:
+    """One command frame (see `command_writer`)."""
+    return command_writer(namespace, msg_type, topic, client, field)(timestamp_ns, values)
 
 
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:

@@ -42,6 +42,10 @@ from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frame
 
 log = logging.getLogger("orbitlab.bridge")
 COMMAND_TYPES = {t.msg_type: t for t in protocol.COMMAND_TOPICS.values()}
+HOUSEKEEPING_S = 0.02
+"""Wall seconds between two housekeeping frames (clock reset, topic requests) at least."""
+HOUSEKEEPING_IDLE_S = 0.25
+"""Without telemetry for this long (wall s), housekeeping frames go out on their own."""
 
 
 @dataclass(kw_only=True)
@@ -174,6 +178,8 @@ class BridgeServer:
         self._running = False
         self._closed = False
         self._next_housekeeping = -float("inf")
+        self._published_at = -float("inf")
+        """When telemetry was last sent, monotonic s."""
         self._publish_state(initial=True)
 
     # ---------------------------------------------------------------- sockets
@@ -270,7 +276,8 @@ class BridgeServer:
         if up and not self._linked:
             log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
             self.table.request_all()
-            self._next_housekeeping = -float("inf")
+            if not self._clock["acked"]:  # a clock reset sent to nobody: again, now
+                self._clock.update(sent=0, last=-float("inf"))
             self.pacer.reset(self.sim.time_s)
             self._linked = True
             self._publish_state()  # the current state at once: nobody has it yet
@@ -345,11 +352,11 @@ class BridgeServer:
     # ---------------------------------------------------------------- inbound
     def service(self, timeout_s: float = 0.0) -> int:
         """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames."""
-        if timeout_s > 0.0 and not self.poller.poll(timeout_s * 1e3):
-            self._housekeeping()
-            return 0
-        handled = drain(self.sub, self.handle, self.cfg.max_drain)
-        self._housekeeping()
+        handled = 0
+        if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
+            handled = drain(self.sub, self.handle, self.cfg.max_drain)
+        if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
+            self._housekeeping()  # no telemetry for a while (paused, slow ticks)
         return handled
 
     def handle(self, frame: bytes) -> None:
@@ -496,9 +503,10 @@ class BridgeServer:
         return frame
 
     def _publish_state(self, initial: bool = False) -> None:
-        """The clock and every due telemetry topic of the current state."""
-        self._housekeeping()
+        """The clock and every due telemetry topic of the current state, then housekeeping
+        (after the telemetry: see `_housekeeping`)."""
         if not (self._linked or initial and self.heartbeat.alive()):
+            self._housekeeping()
             return
         t = self.sim.time_s
         c = self.cfg
@@ -515,18 +523,30 @@ class BridgeServer:
         sent = send_frames(self.pub, built)  # back to back (see `wire`)
         self.stats.published += sent
         self._last_frames = [f for f in frames if f is not None] + built[:sent]
+        self._published_at = time.monotonic()
+        self._housekeeping()
 
     def _republish(self) -> None:
         if not self._last_frames:
             self._publish_state()
+            return
         send_frames(self.pub, self._last_frames)
+        self._published_at = time.monotonic()
+        self._housekeeping()
 
     def _housekeeping(self) -> None:
-        """Topic requests and the clock reset, re-sent until answered (bounded retries)."""
+        """The clock reset and topic requests, re-sent until answered (bounded retries).
+
+        One frame per pass and a pass every `HOUSEKEEPING_S` at most, each the last frame
+        of a burst of telemetry (or alone, when none was published for
+        `HOUSEKEEPING_IDLE_S`): the public ROS 2 node reads telemetry through a conflating
+        socket (only the newest waiting frame survives), so a request sent just before
+        telemetry, or beside other requests, would be lost to it.
+        """
         now = time.monotonic()
         if now < self._next_housekeeping:
             return
-        self._next_housekeeping = now + 0.05
+        self._next_housekeeping = now + HOUSEKEEPING_S
         c = self.cfg
         clock = self._clock
         if (not clock["acked"] and clock["sent"] < c.topic_retries
@@ -534,6 +554,7 @@ class BridgeServer:
             clock["sent"] += 1
             clock["last"] = now
             self._send({"clock_reset": True, "sim_time": 0.0, "accelFactor": c.accel})
+            return
         for h in self.table.handshakes.values():
             if h.confirmed or h.sent >= c.topic_retries or now - h.last_sent < c.topic_retry_s:
                 continue
@@ -542,6 +563,7 @@ class BridgeServer:
             self.stats.requests_sent += 1
             s = h.spec
             self._send(protocol.topic_request(s.namespace, s.msg_type, s.topic, s.direction))
+            return
 
     def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error") -> None:
         """A log line and a diagnostics message, at most `diagnostics_per_s` per second."""
