@@ -94,7 +94,8 @@ def run_bridge(args) -> list[dict]:
 
     cfg = BridgeBenchCfg(spacecraft=tuple(args.spacecraft), speeds=tuple(args.speed),
                          rates_hz=tuple(args.rates), duration_s=args.duration,
-                         lockstep=not args.no_lockstep, real_sim=not args.no_real_sim)
+                         lockstep=not args.no_lockstep, real_sim=not args.no_real_sim,
+                         clients=tuple(args.clients))
     print(f"bridge benchmark ({os.cpu_count()} CPUs; client in a separate process, loopback "
           "TCP; 'stand-in' rows measure the bridge alone, 'formation' rows step the real "
           "Formation scene)", flush=True)
@@ -150,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="bridge mode: simulation speed-ups (accelFactor)")
     parser.add_argument("--rates", type=float, nargs="+", default=[100.0, 1000.0, 10000.0],
                         help="bridge mode: asked rates per spacecraft, wall Hz")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1],
+                        help="bridge mode: controller processes sharing the spacecraft of a "
+                             "paced stand-in row (one row per count)")
     parser.add_argument("--duration", type=float, default=2.0,
                         help="bridge mode: measured wall seconds per row")
     parser.add_argument("--no-lockstep", action="store_true",
@@ -163,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "train" and (args.iterations < 1 or args.warmup < 0
                                  or args.steps_per_env < 1):
         parser.error("train mode needs --iterations >= 1, --warmup >= 0, --steps-per-env >= 1")
+    if args.mode == "bridge" and any(k < 1 for k in args.clients):
+        parser.error("--clients values must be >= 1")
     if args.fresh_kernel_cache:
         import warp as wp
 

@@ -82,3 +82,23 @@ def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
 def test_train_benchmark_rejects_zero_iterations():
     with pytest.raises(SystemExit):
         load_script().main(["train", "--iterations", "0"])
+
+
+def test_bridge_benchmark_writes_the_documented_json(tmp_path):
+    pytest.importorskip("zmq")
+    out = tmp_path / "bench.json"
+    assert load_script().main(["bridge", "--spacecraft", "4", "--speed", "1", "--rates", "50",
+                               "--clients", "1", "2", "--duration", "0.5", "--no-lockstep",
+                               "--no-real-sim", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["bridge"]
+    assert [r["clients"] for r in rows] == [1, 2]
+    for row in rows:
+        assert {"achieved_hz", "jitter_ms", "commands_hz", "applied_hz", "client_cpu",
+                "server_cpu", "python_ns", "rejected"} <= set(row)
+        assert row["achieved_hz"] == pytest.approx(50.0, rel=0.2)  # 50 Hz is easy
+        assert row["applied_hz"] == pytest.approx(50.0, rel=0.2) and row["rejected"] == 0
+
+
+def test_bridge_benchmark_rejects_zero_clients():
+    with pytest.raises(SystemExit):
+        load_script().main(["bridge", "--clients", "0"])

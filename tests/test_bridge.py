@@ -104,6 +104,28 @@ def test_telemetry_frames_are_the_reference_encoding(payload):
             assert json.loads(frame)["stamp"] == protocol.stamp(t)
 
 
+def test_subscription_prefixes_pass_exactly_a_namespace_and_the_bridge_messages():
+    prefixes = protocol.subscription_prefixes(["sc1", 'odd"name'])
+    frames = protocol.TelemetryFrames()
+    frames.begin(1.0)
+
+    def passes(frame: bytes) -> bool:
+        return any(frame.startswith(p) for p in prefixes)
+
+    state = {"r_BN_N": [1.0, 2.0, 3.0]}
+    for ns in ("sc1", 'odd"name'):
+        assert passes(frames.frame(ns, "SCStatesMsgPayload", "sc_states", state))
+        assert passes(protocol.encode(protocol.telemetry(ns, "M", "t", 1.0, {"Time": 1})))
+    for ns in ("sc0", "sc10", "sc", "odd"):
+        assert not passes(frames.frame(ns, "SCStatesMsgPayload", "sc_states", state))
+    # what the simulator says itself: clock, clock reset, topic requests, diagnostics
+    assert passes(protocol.encode({"sim_time": 1.0, "accelFactor": 1.0}))
+    assert passes(protocol.encode({"clock_reset": True, "sim_time": 0.0, "accelFactor": 1.0}))
+    assert passes(protocol.encode(protocol.topic_request("sc0", "M", "t", "out")))
+    assert passes(protocol.encode(protocol.telemetry(
+        protocol.DIAGNOSTICS_NS, "D", protocol.DIAGNOSTICS_TOPIC, 1.0, {"code": "x"})))
+
+
 def test_command_frames_are_the_reference_encoding():
     for field, values in (("forceRequestBody", [0.5, -1e-9, 3.0]), ("motorTorque", [0.0] * 4)):
         frame = protocol.command_frame("sat", "T", "cmd", 123456789012, "c1", field, values)
@@ -285,6 +307,20 @@ def test_client_commands_formation_spacecraft_and_reads_telemetry():
         speed = sum(v * v for v in hill["v_bh_h"]) ** 0.5
         assert speed > 0.03  # ~1 N / 17.8 kg over > 1 s
         assert server.stats.rejected == {}
+
+
+def test_a_client_of_some_namespaces_receives_only_their_telemetry():
+    sim = StandInSim(StandInCfg(num_spacecraft=11))  # sc0 .. sc10: 'sc1' prefixes 'sc10'
+    with serving(sim) as server, client_for(server, namespaces=("sc1",)) as client:
+        client.wait_connected()
+        client.wait_for("/sc1/orbitlab/out/sc_states", predicate=lambda m: m["time"] > 0.2)
+        assert {ns for ns, _ in client.counts} == {"sc1"}
+        assert client.sim_time > 0.2 and client.clock_resets >= 1
+        assert client.topic_requests  # the simulator's own messages still arrive
+        client.publish_force("sc10", [1.0, 2.0, 3.0])  # commanding is not filtered
+        wait_until(lambda: sim.wrench[10, 0] == 1.0, client=client)
+    with pytest.raises(TypeError, match="tuple of namespaces"):
+        Client(namespaces="sc1")
 
 
 def test_force_and_torque_are_not_conflated():

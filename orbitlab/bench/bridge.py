@@ -41,17 +41,22 @@ class BridgeBenchCfg:
     """Also a lockstep (as fast as possible) round-trip row per spacecraft count."""
     real_sim: bool = True
     """Also rows with the real Formation scene (lockstep, and paced at 100 Hz real time)."""
+    clients: tuple[int, ...] = (1,)
+    """Controller-side processes per stand-in row (each answers a contiguous share of the
+    spacecraft); one row per count. With one, the benchmark also measures how fast a single
+    Python controller process can be; with more, the bridge itself."""
 
 
 def _client_main(ports: dict[str, int], names: list[str], warmup_s: float, duration_s: float,
                  queue) -> None:
-    """Child process: answer every state with a command, time the states' arrivals."""
+    """Child process: answer every state of `names` (its share of the spacecraft, the only
+    telemetry it receives) with a command, time the states' arrivals."""
     from orbitlab.bridge.client import Client
 
     arrivals: dict[str, list[float]] = {n: [] for n in names}
     sent = [0]
     with Client(pub_port=ports["telemetry"], sub_port=ports["commands"],
-                heartbeat_port=ports["heartbeat"]) as client:
+                heartbeat_port=ports["heartbeat"], namespaces=tuple(names)) as client:
         force = [0.01, 0.0, 0.0]
 
         def on_state(message, client=client):
@@ -111,9 +116,12 @@ def _port(endpoint: str) -> int:
 
 
 def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_hz: float,
-                lockstep: bool) -> dict:
+                lockstep: bool, clients: int = 1) -> dict:
     from orbitlab.bridge.server import BridgeCfg, BridgeServer
 
+    if not 1 <= clients <= len(names):
+        raise ValueError(f"clients must be 1..{len(names)} (one spacecraft each at least), "
+                         f"got {clients}")
     python_ns = python_speed_ns()
     bridge = BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, accel=accel, rate_hz=0.0,
                        lockstep=lockstep, max_drain=100000)
@@ -121,14 +129,18 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     ports = {k: _port(v) for k, v in server.endpoints.items()}
-    child = ctx.Process(target=_client_main, args=(ports, names, cfg.warmup_s, cfg.duration_s,
-                                                   queue), daemon=True)
+    shares = [[str(n) for n in share] for share in np.array_split(np.asarray(names), clients)]
+    children = [ctx.Process(target=_client_main, args=(ports, share, cfg.warmup_s,
+                                                       cfg.duration_s, queue), daemon=True)
+                for share in shares]
     try:
-        child.start()
+        for child in children:
+            child.start()
         deadline = time.monotonic() + 30.0
-        while not server.linked():  # the child needs its imports and a first ping
-            if time.monotonic() > deadline or not child.is_alive():
-                raise RuntimeError("the benchmark's client process never connected")
+        # the children need their imports and a first ping each
+        while len(server.heartbeat.clients()) < clients:
+            if time.monotonic() > deadline or not all(c.is_alive() for c in children):
+                raise RuntimeError("the benchmark's client processes never connected")
             server.service(0.05)
         server.run(duration_s=cfg.warmup_s)
         applied0, start, cpu0 = server.stats.commands, time.monotonic(), time.process_time()
@@ -136,13 +148,20 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
         elapsed = time.monotonic() - start
         applied_hz = (server.stats.commands - applied0) / elapsed / len(names)
         server_cpu = (time.process_time() - cpu0) / elapsed
-        server.run(duration_s=0.3)  # until the client has finished
-        result = queue.get(timeout=30.0)
-        child.join(timeout=10.0)
+        server.run(duration_s=0.3)  # until the clients have finished
+        parts = [queue.get(timeout=30.0) for _ in children]
+        for child in children:
+            child.join(timeout=10.0)
     finally:
-        if child.is_alive():
-            child.kill()
+        for child in children:
+            if child.is_alive():
+                child.kill()
         server.close()
+    weights = [len(share) for share in shares]
+    result = {key: float(np.average([p[key] for p in parts], weights=weights))
+              for key in ("achieved_hz", "jitter_ms", "sent_hz")}
+    result["client_cpu"] = sum(p["client_cpu"] for p in parts)
+    result["clients"] = clients
     result["commands_hz"] = result.pop("sent_hz")
     result["python_ns"] = python_ns
     result["applied_hz"] = applied_hz
@@ -158,11 +177,13 @@ def measure_bridge(cfg: BridgeBenchCfg) -> list[dict]:
     for n in cfg.spacecraft:
         for speed in cfg.speeds:
             for rate in cfg.rates_hz:
-                sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=speed / rate))
-                r = measure_row(sim, sim.names, cfg, accel=speed, rate_hz=rate, lockstep=False)
-                rows.append({"sim": "stand-in", "mode": "paced", "spacecraft": n,
-                             "speed": speed, "asked_hz": rate, **r})
-                print(_line(rows[-1]), flush=True)
+                for clients in sorted({min(k, n) for k in cfg.clients}):
+                    sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=speed / rate))
+                    r = measure_row(sim, sim.names, cfg, accel=speed, rate_hz=rate,
+                                    lockstep=False, clients=clients)
+                    rows.append({"sim": "stand-in", "mode": "paced", "spacecraft": n,
+                                 "speed": speed, "asked_hz": rate, **r})
+                    print(_line(rows[-1]), flush=True)
         if cfg.lockstep:
             sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=0.001))
             r = measure_row(sim, sim.names, cfg, accel=0.0, rate_hz=0.0, lockstep=True)
@@ -196,7 +217,7 @@ def _real_rows(cfg: BridgeBenchCfg) -> list[dict]:
     return rows
 
 
-HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'speed':>6s} {'asked Hz':>9s} "
+HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'cl':>3s} {'speed':>6s} {'asked Hz':>9s} "
           f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s} "
           f"{'CPU sim/client':>15s} {'py ns':>6s}")
 
@@ -208,7 +229,8 @@ def _fmt(x: float, spec: str) -> str:
 def _line(row: dict) -> str:
     speed = "max" if row["mode"] == "lockstep" else f"{row['speed']:g}x"
     asked = "max" if np.isnan(row["asked_hz"]) else f"{row['asked_hz']:.0f}"
-    return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {speed:>6s} "
+    return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {row['clients']:3d} "
+            f"{speed:>6s} "
             f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
             f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')} "
             f"{row['server_cpu']:>9.2f} / {row['client_cpu']:.2f} {row['python_ns']:>6.1f}")

@@ -44,6 +44,12 @@ class ClientCfg:
     heartbeat_port: int = protocol.HEARTBEAT_PORT
     bind: bool = False
     """Bind the command and heartbeat ports (the ROS 2 node's role) instead of connecting."""
+    namespaces: tuple[str, ...] | None = None
+    """Receive only these namespaces' telemetry, and the simulator's clock, topic requests
+    and diagnostics (ZeroMQ filters at the simulator, `protocol.subscription_prefixes`);
+    None: everything. A controller of some spacecraft among many then never spends time on
+    the others' telemetry. Frames other clients have relayed pass only when written as
+    this client writes them (compact JSON, `namespace` first)."""
     client_id: str = ""
     """Id sent with commands and pings ('' : a unique one)."""
     heartbeat: bool = True
@@ -71,13 +77,18 @@ class Client:
             if not hasattr(cfg, key):
                 raise TypeError(f"unknown client option '{key}'")
             setattr(cfg, key, value)
+        if isinstance(cfg.namespaces, str):
+            raise TypeError(f"namespaces must be a tuple of namespaces, got the string "
+                            f"{cfg.namespaces!r}")
         self.cfg = cfg
         self.id = cfg.client_id or f"c{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.context = zmq.Context()
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, cfg.hwm)
-        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        for prefix in ([b""] if cfg.namespaces is None
+                       else protocol.subscription_prefixes(cfg.namespaces)):
+            self.sub.setsockopt(zmq.SUBSCRIBE, prefix)
         self.sub.connect(f"tcp://{cfg.host}:{cfg.pub_port}")
         # An XPUB sends like a PUB and also hands us the simulator's subscription, so that
         # `wait_connected` can tell when commands will be delivered (a PUB silently drops

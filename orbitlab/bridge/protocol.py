@@ -427,6 +427,18 @@ def command_frame(namespace: str, msg_type: str, topic: str, timestamp_ns: int, 
     return command_writer(namespace, msg_type, topic, client, field)(timestamp_ns, values)
 
 
+def subscription_prefixes(namespaces) -> list[bytes]:
+    """ZeroMQ subscription prefixes that let through the telemetry of these namespaces and
+    the simulator's own messages (clock, clock reset, topic requests, diagnostics), and
+    nothing else: the simulator writes every message as compact JSON with these fields
+    first, so the publisher filters by frame prefix and a controller of a few spacecraft
+    never receives (or decodes) the others' telemetry."""
+    prefixes = [b'{"sim_time":', b'{"clock_reset":', b'{"topic_request":']
+    for namespace in (*namespaces, DIAGNOSTICS_NS):
+        prefixes.append(b'{"namespace":' + encode(namespace) + b",")
+    return prefixes
+
+
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:
     """The simulator's request that the other side create a topic."""
     return {"topic_request": True, "namespace": namespace, "msg_type": msg_type,
