@@ -172,6 +172,10 @@ class BridgeServer:
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
         self._last_frames: list[bytes] = []
         self._telemetry = protocol.TelemetryFrames()
+        self._senders: set[str] = set()
+        """Ids of the clients whose commands the current drain took."""
+        self._fresh: list[CommandSlot] = []
+        """Input slots that received a command since the last step (`CommandSlot.fresh`)."""
         self._routes: dict[tuple, tuple[CommandSlot, protocol.VectorParser]] = {}
         """Commands' (namespace, topic_name, msg_type) -> their slot and payload parser."""
         self._diag = {"window": time.monotonic(), "count": 0, "suppressed": 0}
@@ -255,11 +259,10 @@ class BridgeServer:
             return False
         if self.cfg.lockstep and not self._lockstep_ready(max_wait_s):
             return False
-        for slot in self.table.inputs.values():
-            if slot.changed:
-                self.sim.apply(slot.spec.namespace, slot.spec.topic, slot.value)
-                slot.changed = False
+        for slot in self._fresh:
+            self.sim.apply(slot.spec.namespace, slot.spec.topic, slot.value)
             slot.fresh = False
+        self._fresh.clear()
         self.sim.step(self.nstep)
         self.stats.ticks += 1
         self._publish_state()
@@ -355,6 +358,9 @@ class BridgeServer:
         handled = 0
         if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
             handled = drain(self.sub, self.handle, self.cfg.max_drain)
+            for client in self._senders:
+                self.heartbeat.touch(client)
+            self._senders.clear()
         if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
             self._housekeeping()  # no telemetry for a while (paused, slow ticks)
         return handled
@@ -391,8 +397,7 @@ class BridgeServer:
             client = ""
         elif type(client) is not str:
             client = str(client)
-        if self._admit(slot, client):
-            self._hold(slot, parse(message), client)
+        self._accept(slot, parse(message), client)
 
     def _typed_command(self, command) -> bool:
         """Take a `protocol.decode_command` result of an already routed topic whose vector is
@@ -404,28 +409,25 @@ class BridgeServer:
         values = parse.from_command(command)
         if values is None:
             return False
-        client = command.client or ""
-        if self._admit(slot, client):
-            self._hold(slot, values, client)
+        self._accept(slot, values, command.client or "")
         return True
 
-    def _admit(self, slot: CommandSlot, client: str) -> bool:
-        """Note the sender's heartbeat; False (frame dropped) over the inbound rate limit."""
+    def _accept(self, slot: CommandSlot, values: list[float], client: str) -> None:
+        """Keep a command's vector as its topic's latest value (unless over the topic's
+        inbound rate limit: then the frame is dropped) and note its sender as heard."""
         if client:
-            self.heartbeat.touch(client)
+            self._senders.add(client)  # touched once per drain (`service`)
         if slot.bucket is not None and not slot.bucket.take(time.monotonic()):
             slot.dropped += 1
             self.stats.rate_dropped += 1
             self._diagnose("rate_limited", f"{slot.spec.path}: over "
                            f"{self.cfg.max_command_rate_hz} Hz, frame dropped "
                            f"({slot.dropped} so far)", topic=slot.spec.path, level="warn")
-            return False
-        return True
-
-    def _hold(self, slot: CommandSlot, values: list[float], client: str) -> None:
-        """Keep an accepted command's vector as its topic's latest value."""
+            return
         slot.value = values
-        slot.fresh = slot.changed = True
+        if not slot.fresh:
+            slot.fresh = True
+            self._fresh.append(slot)
         slot.received += 1
         self.stats.commands += 1
         if self.cfg.lockstep and slot.owner is None:
@@ -512,7 +514,7 @@ class BridgeServer:
         c = self.cfg
         frames = [self._send({"sim_time": t, "accelFactor": c.accel})]
         now = time.monotonic() if c.rate_in_wall_clock else t
-        due = [k for k, lim in self.table.limiters.items() if not lim.period or lim.due(now)]
+        due = self.table.due_outputs(now)
         telemetry = self._telemetry
         telemetry.begin(t)
         outputs = self.table.outputs
@@ -587,7 +589,8 @@ class BridgeServer:
         """Reset the simulation to t = 0: commands cleared, clock reset sent again."""
         self.sim.reset()
         for slot in self.table.inputs.values():
-            slot.value, slot.fresh, slot.changed = None, False, False
+            slot.value, slot.fresh = None, False
+        self._fresh.clear()
         for lim in self.table.limiters.values():
             lim.reset()
         self._clock.update(sent=0, last=-float("inf"), acked=False)

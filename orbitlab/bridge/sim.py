@@ -247,6 +247,9 @@ class StandInCfg:
     """Namespaces are f'{prefix}{i}'."""
 
 
+_WRENCH_COLUMNS = {"cmd_force": slice(0, 3), "cmd_torque": slice(3, 6)}
+
+
 class StandInSim:
     """Double integrators (translation and rotation rate) per spacecraft; attitude fixed."""
 
@@ -271,8 +274,7 @@ class StandInSim:
         return specs
 
     def apply(self, namespace: str, topic: str, values: list[float]) -> None:
-        i = self._index[namespace]
-        self.wrench[i, :3 if topic == "cmd_force" else 6][-3:] = values
+        self.wrench[self._index[namespace], _WRENCH_COLUMNS[topic]] = values
 
     def step(self, nstep: int = 1) -> None:
         dt = self.physics_dt * nstep
@@ -292,9 +294,7 @@ class StandInSim:
 
     def payloads(self, keys: list[Key]) -> dict[Key, dict]:
         pos, vel, rate = self.pos.tolist(), self.vel.tolist(), self.rate.tolist()
-        out = {}
-        for ns, topic in keys:
-            i = self._index[ns]
-            out[(ns, topic)] = {"r_BN_N": pos[i], "v_BN_N": vel[i], "sigma_BN": [0.0, 0.0, 0.0],
-                                "omega_BN_B": rate[i]}
-        return out
+        index, sigma = self._index, [0.0, 0.0, 0.0]
+        return {key: {"r_BN_N": pos[i], "v_BN_N": vel[i], "sigma_BN": sigma,
+                      "omega_BN_B": rate[i]}
+                for key in keys for i in (index[key[0]],)}

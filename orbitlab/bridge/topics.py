@@ -90,9 +90,8 @@ class CommandSlot:
     value: list[float] | None = None
     """The latest accepted vector (None: nothing received yet)."""
     fresh: bool = False
-    """Received since the last simulation update (lockstep)."""
-    changed: bool = False
-    """Not yet handed to the simulation."""
+    """Received since the last simulation update: handed to the simulation at the next one
+    (and what lockstep waits for)."""
     received: int = 0
     dropped: int = 0
     """Messages over the inbound rate limit."""
@@ -120,8 +119,12 @@ class TopicTable:
     inputs: dict[tuple[str, str], CommandSlot] = field(default_factory=dict)
     limiters: dict[tuple[str, str], RateLimiter] = field(default_factory=dict)
     handshakes: dict[str, Handshake] = field(default_factory=dict)
+    _unlimited: list[tuple[str, str]] | None = field(default=None, repr=False)
+    _limited: list[tuple[tuple[str, str], RateLimiter]] = field(default_factory=list,
+                                                                repr=False)
 
     def add(self, spec: TopicSpec, inbound_rate_hz: float = 0.0) -> None:
+        self._unlimited = None  # `due_outputs` sorts the limiters again
         if spec.direction == "out":
             self.outputs[spec.key] = spec
             self.limiters[spec.key] = RateLimiter(spec.max_rate_hz)
@@ -152,6 +155,15 @@ class TopicTable:
         raise protocol.ProtocolError(
             "ambiguous_topic", f"namespace '{namespace}' has {len(found)} input topics of type "
             f"{msg_type}: give topic_name", f"/{namespace}")
+
+    def due_outputs(self, now: float) -> list[tuple[str, str]]:
+        """The output topics to publish at `now` (sim or wall s, as the limits count)."""
+        if self._unlimited is None:
+            self._unlimited = [k for k, lim in self.limiters.items() if not lim.period]
+            self._limited = [(k, lim) for k, lim in self.limiters.items() if lim.period]
+        if not self._limited:
+            return list(self._unlimited)
+        return self._unlimited + [k for k, lim in self._limited if lim.due(now)]
 
     def request_all(self) -> None:
         """Forget every confirmation: the topics are requested again."""
