@@ -1,7 +1,8 @@
 """Bridge stress benchmark: telemetry/command round trips with a client in another process.
 
 Each row runs a BridgeServer in this process and a Client in a child process over loopback
-TCP. Paced rows ('paced'): the simulation ticks at the asked rate (wall Hz) at speed-up s
+TCP (or several, `clients`, each answering its share of the spacecraft and receiving only
+their telemetry: the controller side of a multi-agent setup, column 'cl'). Paced rows ('paced'): the simulation ticks at the asked rate (wall Hz) at speed-up s
 (each tick advances s / rate simulated seconds) and publishes every spacecraft's `sc_states`;
 the client answers each one with a `cmd_force` for that spacecraft (a round trip: state out,
 command in). Lockstep rows ('lockstep'): accel 0, the simulation steps as soon as the client's
@@ -12,7 +13,8 @@ Per row: achieved Hz = `sc_states` messages per spacecraft per wall second at th
 commands Hz = commands the client sent per spacecraft per second in the measured window
 (each one answers a state); applied Hz = commands the simulator accepted per spacecraft per
 second over the same span of its own clock; CPU sim/client = CPU seconds per wall second
-of each process (all its threads, ZeroMQ's I/O thread included; 2.0 would be both cores);
+of each process (all its threads, ZeroMQ's I/O thread included; the client processes
+summed; 2.0 would be both cores);
 py ns = `python_speed_ns` just before the row (the machine's Python speed, which the rows
 scale with). Rows with sim 'stand-in' measure the bridge alone (a numpy double integrator
 as the simulation); rows with sim 'formation' step the real orbitlab Formation scene (3
@@ -47,16 +49,18 @@ class BridgeBenchCfg:
     Python controller process can be; with more, the bridge itself."""
 
 
-def _client_main(ports: dict[str, int], names: list[str], warmup_s: float, duration_s: float,
-                 queue) -> None:
-    """Child process: answer every state of `names` (its share of the spacecraft, the only
-    telemetry it receives) with a command, time the states' arrivals."""
+def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warmup_s: float,
+                 duration_s: float, queue) -> None:
+    """Child process: answer every state of `names` (its share of the spacecraft) with a
+    command, time the states' arrivals. With `only_names` it receives no other telemetry
+    (`ClientCfg.namespaces`)."""
     from orbitlab.bridge.client import Client
 
     arrivals: dict[str, list[float]] = {n: [] for n in names}
     sent = [0]
     with Client(pub_port=ports["telemetry"], sub_port=ports["commands"],
-                heartbeat_port=ports["heartbeat"], namespaces=tuple(names)) as client:
+                heartbeat_port=ports["heartbeat"],
+                namespaces=tuple(names) if only_names else None) as client:
         force = [0.01, 0.0, 0.0]
 
         def on_state(message, client=client):
@@ -130,8 +134,9 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
     queue = ctx.Queue()
     ports = {k: _port(v) for k, v in server.endpoints.items()}
     shares = [[str(n) for n in share] for share in np.array_split(np.asarray(names), clients)]
-    children = [ctx.Process(target=_client_main, args=(ports, share, cfg.warmup_s,
-                                                       cfg.duration_s, queue), daemon=True)
+    children = [ctx.Process(target=_client_main, args=(ports, share, clients > 1,
+                                                       cfg.warmup_s, cfg.duration_s, queue),
+                            daemon=True)
                 for share in shares]
     try:
         for child in children:
