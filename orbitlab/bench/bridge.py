@@ -50,10 +50,11 @@ class BridgeBenchCfg:
 
 
 def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warmup_s: float,
-                 duration_s: float, queue) -> None:
+                 duration_s: float, stop, queue) -> None:
     """Child process: answer every state of `names` (its share of the spacecraft) with a
-    command, time the states' arrivals. With `only_names` it receives no other telemetry
-    (`ClientCfg.namespaces`)."""
+    command and time the states' arrivals over `duration_s`, then keep answering until
+    `stop` is set (the simulator's own measurement must not see the client leave). With
+    `only_names` it receives no other telemetry (`ClientCfg.namespaces`)."""
     from orbitlab.bridge.client import Client
 
     arrivals: dict[str, list[float]] = {n: [] for n in names}
@@ -69,6 +70,15 @@ def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warm
             client.publish_force(ns, force)
             sent[0] += 1
 
+        def serve_until(done) -> None:
+            last = time.perf_counter()
+            while not done():
+                # spin for 1 ms after the last frame (low latency), then block in the poller
+                if client.poll(0.0 if time.perf_counter() - last < 1e-3 else 0.01):
+                    last = time.perf_counter()
+                else:
+                    os.sched_yield()  # spinning: let the (SCHED_BATCH) ZeroMQ I/O threads run
+
         for n in names:
             client.subscribe((n, "sc_states"), on_state)
         client.wait_connected(timeout_s=10.0)
@@ -78,22 +88,26 @@ def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warm
         for a in arrivals.values():
             a.clear()
         sent[0] = 0
-        start = last = time.perf_counter()
+        start = time.perf_counter()
         cpu_start = time.process_time()
-        while (now := time.perf_counter()) - start < duration_s:
-            # spin for 1 ms after the last frame (low latency), then block in the poller
-            if client.poll(0.0 if now - last < 1e-3 else 0.01):
-                last = time.perf_counter()
-            else:
-                os.sched_yield()  # spinning: let the (SCHED_BATCH) ZeroMQ I/O threads run
+        serve_until(lambda: time.perf_counter() - start >= duration_s)
         elapsed = time.perf_counter() - start
         cpu = (time.process_time() - cpu_start) / elapsed
-    hz, jitter = [], []
-    for a in arrivals.values():
-        a = np.asarray(a)
-        hz.append(len(a) / elapsed)
-        jitter.append(float(np.std(np.diff(a))) * 1e3 if len(a) > 2 else float("nan"))
-    queue.put({"sent_hz": sent[0] / elapsed / len(names), "client_cpu": cpu,
+        measured = [np.array(a) for a in arrivals.values()]
+        commands = sent[0]
+        next_check = [0.0]
+
+        def stopped() -> bool:  # the Event's lock at most every 10 ms
+            now = time.perf_counter()
+            if now < next_check[0]:
+                return False
+            next_check[0] = now + 0.01
+            return stop.is_set()
+
+        serve_until(stopped)
+    hz = [len(a) / elapsed for a in measured]
+    jitter = [float(np.std(np.diff(a))) * 1e3 if len(a) > 2 else float("nan") for a in measured]
+    queue.put({"sent_hz": commands / elapsed / len(names), "client_cpu": cpu,
                "achieved_hz": float(np.mean(hz)), "jitter_ms": float(np.nanmean(jitter))
                if not np.all(np.isnan(jitter)) else float("nan")})
 
@@ -131,11 +145,12 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
                        lockstep=lockstep, max_drain=100000)
     server = BridgeServer(sim, bridge)
     ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
+    queue, stop = ctx.Queue(), ctx.Event()
     ports = {k: _port(v) for k, v in server.endpoints.items()}
     shares = [[str(n) for n in share] for share in np.array_split(np.asarray(names), clients)]
     children = [ctx.Process(target=_client_main, args=(ports, share, clients > 1,
-                                                       cfg.warmup_s, cfg.duration_s, queue),
+                                                       cfg.warmup_s, cfg.duration_s, stop,
+                                                       queue),
                             daemon=True)
                 for share in shares]
     try:
@@ -153,8 +168,15 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
         elapsed = time.monotonic() - start
         applied_hz = (server.stats.commands - applied0) / elapsed / len(names)
         server_cpu = (time.process_time() - cpu0) / elapsed
-        server.run(duration_s=0.3)  # until the clients have finished
-        parts = [queue.get(timeout=30.0) for _ in children]
+        stop.set()
+        parts = []
+        deadline = time.monotonic() + 30.0
+        while len(parts) < len(children):  # keep ticking while the clients finish
+            if time.monotonic() > deadline:
+                raise RuntimeError("the benchmark's client processes did not report")
+            server.run(duration_s=0.05)
+            while not queue.empty():
+                parts.append(queue.get())
         for child in children:
             child.join(timeout=10.0)
     finally:
