@@ -59,7 +59,7 @@ class ClientCfg:
     """Most frames handled per poll."""
     send_batch: int = 256
     """Commands that callbacks publish during `poll` are sent in bursts of at most this
-    many (1: each at once)."""
+    many (1: each at once); read when the client is made."""
     link_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
     """The simulator counts as gone after this long without a message, s."""
     diagnostics_kept: int = 1000
@@ -127,6 +127,7 @@ class Client:
         self._last_heard = -float("inf")
         self._subscribers = 0
         self._closed = False
+        self._send_batch = cfg.send_batch
         self._outbox: list[bytes] | None = None
         """While `poll` runs callbacks: their frames, sent together when it returns."""
 
@@ -187,9 +188,7 @@ class Client:
     def _publish_vector(self, namespace: str, topic: str, values) -> None:
         """`publish` of a command type's vector field, through a writer bound to the topic
         once (the per-spacecraft commands of a 1 kHz loop)."""
-        write = self._writers.get((namespace, topic))
-        if write is None:
-            write = self._writer(namespace, topic)
+        write = self._writers.get((namespace, topic)) or self._writer(namespace, topic)
         self._queue(write(int(self.clock() * 1e9), list(map(float, values))))
 
     def _writer(self, namespace: str, topic: str) -> Callable[[int, list[float]], bytes]:
@@ -225,7 +224,7 @@ class Client:
             send_frame(self.pub, frame)
             return
         outbox.append(frame)
-        if len(outbox) >= self.cfg.send_batch:
+        if len(outbox) >= self._send_batch:
             send_frames(self.pub, outbox)
             outbox.clear()
 
