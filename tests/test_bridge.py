@@ -5,6 +5,7 @@ rejected input, reconnects and floods. Every server binds free ports and closes 
 from __future__ import annotations
 
 import json
+import statistics
 import threading
 import time
 from contextlib import contextmanager
@@ -321,6 +322,34 @@ def test_a_client_of_some_namespaces_receives_only_their_telemetry():
         wait_until(lambda: sim.wrench[10, 0] == 1.0, client=client)
     with pytest.raises(TypeError, match="tuple of namespaces"):
         Client(namespaces="sc1")
+
+
+@pytest.mark.parametrize("wall_clock", [False, True])
+def test_publisher_rate_limits_in_simulated_or_wall_seconds(wall_clock):
+    """Ticks at 100 Hz of simulated time; the states are limited to 25 Hz, counted in
+    simulated seconds (every 4th tick exactly) or, at 4x speed, in wall seconds (every
+    16th tick, give or take one); the clock goes out every tick."""
+    sim = StandInSim(StandInCfg(num_spacecraft=1, physics_dt=0.01))
+    accel = 4.0 if wall_clock else 1.0
+    with serving(sim, accel=accel, telemetry_rate_hz=25.0,
+                 rate_in_wall_clock=wall_clock) as server, client_for(server) as client:
+        times, clocks = [], []
+        client.subscribe(("sc0", "sc_states"), lambda m: times.append(m["time"]))
+        client.wait_connected()
+        start = client.sim_time
+        while client.sim_time < start + 3.0:
+            before = client.sim_time
+            client.poll(0.01)
+            if client.sim_time != before:
+                clocks.append(client.sim_time)
+    steps = [round(b / 0.01) - round(a / 0.01) for a, b in itertools.pairwise(times)]
+    assert len(steps) >= 15
+    if wall_clock:
+        assert 15 <= statistics.median(steps) <= 17 and max(steps) <= 24
+    else:
+        assert set(steps) == {4}
+    clock_steps = [round((b - a) / 0.01) for a, b in itertools.pairwise(clocks)]
+    assert statistics.median(clock_steps) == 1
 
 
 def test_force_and_torque_are_not_conflated():
