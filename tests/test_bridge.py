@@ -708,3 +708,31 @@ def test_servers_close_their_ports():
                                         sub_port=_port(endpoints["commands"]),
                                         heartbeat_port=_port(endpoints["heartbeat"])))
     again.close()
+
+
+# -------------------------------------------------------------------- the script
+def _bridge_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "bridge.py"
+    spec = importlib.util.spec_from_file_location("bridge_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bridge_script_serves_a_task_and_names_its_topics(capsys):
+    script = _bridge_script()
+    assert script.main(["task=Formation", "pub_port=0", "sub_port=0", "heartbeat_port=0",
+                        "rate_hz=20", "accel=4", "duration=0.5", "log=WARNING"]) == 0
+    out = capsys.readouterr().out
+    assert "task Formation, hub mode, tick 0.05 s" in out
+    for path in ("/leader/orbitlab/out/sc_states", "/follower_1/orbitlab/in/cmd_force",
+                 "/env/orbitlab/out/environment"):
+        assert path in out
+    assert "stopped at t = " in out
+    for bad, message in (("mode=tcp", "mode must be hub or ros"),
+                         ("lockstep=maybe", "lockstep must be true or false"),
+                         ("task=nosuch", "unknown task 'nosuch'")):
+        with pytest.raises(SystemExit, match=message):
+            script.main([bad, "pub_port=0", "sub_port=0", "heartbeat_port=0"])
