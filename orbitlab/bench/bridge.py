@@ -2,8 +2,9 @@
 
 Each row runs a BridgeServer in this process and a Client in a child process over loopback
 TCP (or several, `clients`, each answering its share of the spacecraft and receiving only
-their telemetry: the controller side of a multi-agent setup, column 'cl'). Paced rows ('paced'): the simulation ticks at the asked rate (wall Hz) at speed-up s
-(each tick advances s / rate simulated seconds) and publishes every spacecraft's `sc_states`;
+their telemetry: the controller side of a multi-agent setup, column 'cl'). Paced rows
+('paced'): the simulation ticks at the asked rate (wall Hz) at speed-up s (each tick
+advances s / rate simulated seconds) and publishes every spacecraft's `sc_states`;
 the client answers each one with a `cmd_force` for that spacecraft (a round trip: state out,
 command in). Lockstep rows ('lockstep'): accel 0, the simulation steps as soon as the client's
 commands for the last state arrived, so the rate is the round-trip rate.

@@ -279,8 +279,10 @@ class BridgeServer:
         if up and not self._linked:
             log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
             self.table.request_all()
-            if not self._clock["acked"]:  # a clock reset sent to nobody: again, now
+            if not self._clock["acked"]:  # a clock reset sent to nobody: again, first
                 self._clock.update(sent=0, last=-float("inf"))
+            # not at the end of the state sent now, which this tick's own follows at once
+            self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
             self.pacer.reset(self.sim.time_s)
             self._linked = True
             self._publish_state()  # the current state at once: nobody has it yet
