@@ -129,7 +129,7 @@ def test_subscription_prefixes_pass_exactly_a_namespace_and_the_bridge_messages(
 
 def test_command_frames_are_the_reference_encoding():
     for field, values in (("forceRequestBody", [0.5, -1e-9, 3.0]), ("motorTorque", [0.0] * 4)):
-        frame = protocol.command_frame("sat", "T", "cmd", 123456789012, "c1", field, values)
+        frame = protocol.command_writer("sat", "T", "cmd", "c1", field)(123456789012, values)
         assert frame == protocol.encode({"namespace": "sat", "msg_type": "T",
                                          "topic_name": "cmd", "timestamp": 123456789012,
                                          "client": "c1", field: values})
@@ -181,7 +181,7 @@ frames.begin(1.5)
 print(frames.frame("n", "m", "t", {"r_BN_N": [1.0, 2.5e-7, 3.0]}).decode())
 message = {"namespace": "s", "forceRequestBody": [1, 2, 3]}
 print(json.dumps(protocol.parse_vector(message, protocol.FORCE, 3, "t")))
-print(protocol.command_frame("s", "T", "cmd", 5, "c", "forceRequestBody", [1.0, 2.0]).decode())
+print(protocol.command_writer("s", "T", "cmd", "c", "forceRequestBody")(5, [1.0, 2.0]).decode())
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
@@ -191,7 +191,7 @@ print(protocol.command_frame("s", "T", "cmd", 5, "c", "forceRequestBody", [1.0, 
         frames.frame("n", "m", "t", {"r_BN_N": [1.0, 2.5e-7, 3.0]}))
     assert json.loads(out[1]) == [1.0, 2.0, 3.0]
     assert json.loads(out[2]) == json.loads(
-        protocol.command_frame("s", "T", "cmd", 5, "c", "forceRequestBody", [1.0, 2.0]))
+        protocol.command_writer("s", "T", "cmd", "c", "forceRequestBody")(5, [1.0, 2.0]))
 
 
 def test_pacer_real_time_and_catch_up_reset():

@@ -59,7 +59,7 @@ class ClientCfg:
     """Most frames handled per poll."""
     send_batch: int = 256
     """Commands that callbacks publish during `poll` are sent in bursts of at most this
-    many (1: each at once); read when the client is made."""
+    many (1: each at once)."""
     link_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
     """The simulator counts as gone after this long without a message, s."""
     diagnostics_kept: int = 1000
@@ -127,7 +127,6 @@ class Client:
         self._last_heard = -float("inf")
         self._subscribers = 0
         self._closed = False
-        self._send_batch = cfg.send_batch
         self._outbox: list[bytes] | None = None
         """While `poll` runs callbacks: their frames, sent together when it returns."""
 
@@ -224,7 +223,7 @@ class Client:
             send_frame(self.pub, frame)
             return
         outbox.append(frame)
-        if len(outbox) >= self._send_batch:
+        if len(outbox) >= self.cfg.send_batch:
             send_frames(self.pub, outbox)
             outbox.clear()
 

@@ -421,12 +421,6 @@ def command_writer(namespace: str, msg_type: str, topic: str, client: str, field
                                                       timestamp_ns, client, values))
 
 
-def command_frame(namespace: str, msg_type: str, topic: str, timestamp_ns: int, client: str,
-                  field: str, values: list[float]) -> bytes:
-    """One command frame (see `command_writer`)."""
-    return command_writer(namespace, msg_type, topic, client, field)(timestamp_ns, values)
-
-
 def subscription_prefixes(namespaces) -> list[bytes]:
     """ZeroMQ subscription prefixes that let through the telemetry of these namespaces and
     the simulator's own messages (clock, clock reset, topic requests, diagnostics), and
