@@ -23,19 +23,12 @@ real compile time.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-
-def write_json_atomically(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-        json.dump(payload, f, indent=2)
-        tmp = f.name
-    os.replace(tmp, path)
+from orbitlab.jsonio import write_json
 
 
 def run_warp(args) -> dict:
@@ -181,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                "physics": run_warp if args.backend == "warp" else run_cpu_physics}
     results = runners[args.mode](args)
     if args.json:
-        write_json_atomically(args.json, {args.mode: results})
+        write_json(args.json, {args.mode: results})
         print(f"wrote {args.json}")
     return 0
 

@@ -33,8 +33,6 @@ Visualisation of world `world` (default 0), recorded during the same rollout:
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -42,6 +40,7 @@ from orbitlab.cli import FALSE, TRUE, parse_key_values
 from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.jsonio import write_json
 from orbitlab_tasks import task_entry
 
 DEFAULTS = {"task": "Detumble-RW", "agent": "baseline", "num_envs": "64", "max_steps": "0",
@@ -156,11 +155,8 @@ def main(argv: list[str]) -> None:
         outputs["video"], outputs["video_frames"] = args["video"], frames
         print(f"video: {args['video']} ({frames} frames of world {args['world']})")
     if args["json"]:
-        out = Path(args["json"])
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"task": args["task"], "agent": args["agent"],
-                                   **dataclasses.asdict(score), **outputs}, indent=2))
-        os.replace(tmp, out)
+        write_json(Path(args["json"]), {"task": args["task"], "agent": args["agent"],
+                                        **dataclasses.asdict(score), **outputs})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Each run directory (runs/<task>/<time>/) receives the resolved config
 (.hydra/config.yaml), tensorboard logs (per reward term, success rate, episode
 length), checkpoints (every `agent.save_interval` iterations, and on Ctrl-C), the
 exported actor (exported/policy.pt and policy.onnx, rsl-rl) and metrics.json: the
-score of the final policy over one episode of `eval_num_envs` fresh worlds.
+score of the final policy over one episode of `eval_num_envs` fresh worlds. metrics.json
+is written before the export; a missing export extra or a failed export check is a
+warning there ("export_warning"), never a failed run.
 
 `select_best=true` scores every segment checkpoint over one episode of
 `select_num_envs` other fresh worlds (seed + 2) and evaluates, exports and reports
@@ -33,10 +35,10 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from orbitlab.envs.evaluate import rollout
+from orbitlab.jsonio import write_json
 from orbitlab.rl.policies import load_policy
 from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
-from orbitlab.rl.train.common import write_json
 
 
 def settings_from(cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo,
@@ -79,14 +81,23 @@ def select_checkpoint(module, settings: TrainSettings, run_cfg: dict, num_envs: 
 
 
 def export(checkpoint: Path) -> dict:
-    """TorchScript and ONNX copies of the actor, checked against the checkpoint."""
+    """TorchScript and ONNX copies of the actor, checked against the checkpoint.
+
+    Never raises for a trained policy: a missing export extra or a failed check is a
+    warning (printed and returned for metrics.json under "export_warning"); the
+    checkpoint, the evaluation and metrics.json stay as they are."""
+    from orbitlab.rl.export import EXPORT_HINT, ExportMismatchError, export_policy
+
     try:
-        from orbitlab.rl.export import export_policy
-    except ImportError as exc:
-        print(f"export skipped: {exc}")
-        return {}
-    result = export_policy(checkpoint)
-    print(f"exported actor: {result}")
+        result = export_policy(checkpoint)
+    except ImportError:
+        print(f"export skipped: install [export] ({EXPORT_HINT})")
+        return {"export_warning": f"export skipped: install [export] ({EXPORT_HINT})"}
+    except ExportMismatchError as exc:
+        print(f"WARNING: export check failed, nothing exported: {exc}")
+        return {"export_warning": f"export check failed: {exc}"}
+    print(f"exported actor: {result.jit_path}, {result.onnx_path} (max |diff| "
+          f"{max(result.max_diff_jit, result.max_diff_onnx):.3g} <= {result.tolerance:.3g})")
     return {"exported": {k: str(v) if isinstance(v, Path) else v
                          for k, v in vars(result).items()}}
 
@@ -136,11 +147,12 @@ def main(cfg: DictConfig) -> None:
                    "resumed_from": str(settings.resume_from) if settings.resume_from else None,
                    "eval_s": time.perf_counter() - started,
                    **(score_dict(score) if score is not None else {})}
-        if cfg.export and library == "rsl_rl":
-            metrics.update(export(checkpoint))
-        write_json(run_dir / "metrics.json", metrics)
+        write_json(run_dir / "metrics.json", metrics)  # before the export: nothing is lost
         print(f"{settings.task}: final policy: "
               + (str(score) if score is not None else "not evaluated (eval_num_envs=0)"))
+        if cfg.export and library == "rsl_rl":
+            metrics.update(export(checkpoint))
+            write_json(run_dir / "metrics.json", metrics)
         print(f"run directory: {run_dir}")
     dist.finish(info)
 

@@ -16,6 +16,9 @@ def test_train_writes_config_checkpoint_and_metrics(tiny_rsl_rl_run):
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["task"] == "Detumble-RW" and metrics["iterations"] == 4
     assert metrics["episodes"] == 4  # the eval_num_envs override reached the env
+    # evaluated, then exported: the check passes on the task's own observations
+    assert "export_warning" not in metrics, metrics.get("export_warning")
+    assert metrics["exported"]["max_diff_onnx"] <= metrics["exported"]["tolerance"]
     assert sorted(run.glob("model_*.pt"))  # checkpoints (the last also on Ctrl-C)
     # select_best: both segment checkpoints scored on their own worlds, the best evaluated
     selection = metrics["selection"]

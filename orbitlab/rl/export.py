@@ -12,10 +12,21 @@ model (opset 18) has the input 'obs' and the output 'actions', both with a dynam
 dimension.
 
 Both files go to `<run dir>/exported/` (default) under temporary names first and are
-renamed into place (os.replace) only once they reproduce the checkpoint's actor on a
-batch of observations (random normal ones, plus ones of freshly reset worlds of the
-run's task) within `tolerance`; otherwise `ExportMismatchError` is raised and nothing
-replaces earlier exports.
+renamed into place (os.replace) only once they reproduce the checkpoint's actor within
+the tolerance; otherwise `ExportMismatchError` is raised and nothing replaces earlier
+exports.
+
+The check runs on observations of the run's own task: `num_real_obs` worlds reset and
+then driven by the policy itself for `ROLLOUT_STEPS` steps (standard normal ones only
+when the run names no task). An export passes when, on every checked observation,
+
+    max |exported action - checkpoint action| <= rtol * max(1, max |checkpoint action|)
+
+with `rtol = DEFAULT_RTOL = 1e-5`: the scale is the action range of orbitlab's tasks
+([-1, 1]), or the actor's largest output if that is wider. float32 keeps ~7 digits
+and a re-ordered matrix product loses a few of them, so exports of the same network
+differ by ~1e-7 of the scale; 1e-5 is ~100x that and far below any difference a
+policy's behaviour would show (a perturbed weight of 1e-3 is caught).
 
 Libraries: rsl-rl checkpoints of `scripts/train.py` runs (`model_<it>.pt` beside
 `.hydra/config.yaml`) and Stable-Baselines3 PPO / SAC models (`.zip`, with the run
@@ -42,6 +53,10 @@ from torch import nn
 EXPORT_HINT = "pip install 'orbitlab-sim[export]'"
 OPSET = 18
 INPUT_NAME, OUTPUT_NAME = "obs", "actions"
+DEFAULT_RTOL = 1e-5
+"""Allowed export error, relative to the action scale (see the module docstring)."""
+ROLLOUT_STEPS = 8
+"""Policy steps after the reset whose observations join the check."""
 
 Reference = Callable[[torch.Tensor], torch.Tensor]
 """The checkpoint's own deterministic actor: (batch, obs_dim) -> (batch, action_dim)."""
@@ -64,6 +79,7 @@ class ExportResult:
     max_diff_jit: float
     max_diff_onnx: float
     tolerance: float
+    """The absolute bound that was applied: rtol times the action scale."""
 
 
 @dataclass
@@ -186,14 +202,14 @@ def rsl_rl_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int =
         groups = list(actor.obs_groups)
         shapes = env.observation_manager.shapes
         dims = [int(np.prod(shapes[group])) for group in groups]
-        obs, _ = wrapper.reset()
-        real_obs = torch.cat([obs[group].reshape(env.num_envs, -1) for group in groups], dim=-1)
+
+        def reference(batch: torch.Tensor) -> torch.Tensor:
+            with torch.inference_mode():
+                return actor(_split_groups(batch, groups, dims))
+
+        real_obs = task_observations(env, groups, reference)
     finally:
         env.close()
-
-    def reference(batch: torch.Tensor) -> torch.Tensor:
-        with torch.inference_mode():
-            return actor(_split_groups(batch, groups, dims))
 
     module = actor.as_jit().to("cpu").eval()
     return PolicySource("rsl_rl", module, int(actor.obs_dim), reference,
@@ -304,19 +320,35 @@ def sb3_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int = 16
             return policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True)
 
     obs_dim = int(np.prod(policy.observation_space.shape))
-    return PolicySource("sb3", module, obs_dim, reference, _sb3_real_obs(run_cfg, num_real_obs))
+    return PolicySource("sb3", module, obs_dim, reference,
+                        _sb3_real_obs(run_cfg, num_real_obs, reference))
 
 
-def _sb3_real_obs(run_cfg: dict[str, Any], num_real_obs: int) -> torch.Tensor | None:
-    """'policy' observations of freshly reset worlds of the run's task, if it names one."""
+def _sb3_real_obs(run_cfg: dict[str, Any], num_real_obs: int,
+                  reference: Reference) -> torch.Tensor | None:
+    """'policy' observations of the run's task driven by the actor, if it names a task."""
     env = _task_env(run_cfg, num_real_obs) if num_real_obs > 0 else None
     if env is None:
         return None
     try:
-        obs, _ = env.reset()
-        return obs["policy"].reshape(env.num_envs, -1).to("cpu", torch.float32)
+        return task_observations(env, ["policy"], reference)
     finally:
         env.close()
+
+
+def task_observations(env, groups: list[str], reference: Reference,
+                      steps: int = ROLLOUT_STEPS) -> torch.Tensor:
+    """(num_envs * (steps + 1), obs_dim) observations of `env`: the reset ones, then those
+    of `steps` steps driven by `reference` (actions clamped to the tasks' [-1, 1])."""
+    obs, _ = env.reset()
+    batches = []
+    for step in range(steps + 1):
+        flat = torch.cat([obs[group].reshape(env.num_envs, -1) for group in groups], dim=-1)
+        batches.append(flat.to("cpu", torch.float32))
+        if step < steps:
+            actions = reference(batches[-1]).to(env.device).clamp(-1.0, 1.0)
+            obs, *_ = env.step(actions)
+    return torch.cat(batches)
 
 
 _SOURCES = {"rsl_rl": rsl_rl_source, "sb3": sb3_source}
@@ -349,12 +381,19 @@ def write_onnx(module: nn.Module, obs_dim: int, path: Path) -> None:
 # ------------------------------------------------------------------ verification
 def check_observations(obs_dim: int, num_random: int = 256, real_obs: torch.Tensor | None = None,
                        seed: int = 0) -> torch.Tensor:
-    """Standard normal observations (and 10x wider ones), followed by `real_obs`."""
+    """The task's own observations `real_obs` if there are any, else `num_random` standard
+    normal ones (a run that names no task)."""
+    if real_obs is not None and real_obs.numel():
+        return real_obs.reshape(-1, obs_dim).to(torch.float32)
     generator = torch.Generator().manual_seed(seed)
-    noise = torch.randn(num_random, obs_dim, generator=generator)
-    noise[num_random // 2:] *= 10.0
-    parts = [noise] if real_obs is None else [noise, real_obs.reshape(-1, obs_dim)]
-    return torch.cat(parts).to(torch.float32)
+    return torch.randn(num_random, obs_dim, generator=generator)
+
+
+def action_tolerance(expected: torch.Tensor, rtol: float = DEFAULT_RTOL) -> float:
+    """The absolute bound for export errors: `rtol` times the action scale, which is
+    max(1, max |expected|) (orbitlab's actions span [-1, 1])."""
+    scale = max(1.0, float(expected.abs().max())) if expected.numel() else 1.0
+    return rtol * scale
 
 
 def run_torchscript(path: Path, obs: torch.Tensor) -> torch.Tensor:
@@ -387,12 +426,14 @@ def max_difference(actions: torch.Tensor, expected: torch.Tensor, what: str) -> 
 
 
 def verify_exports(reference: Reference, jit_path: Path, onnx_path: Path, obs: torch.Tensor,
-                   tolerance: float = 1e-5) -> tuple[float, float]:
-    """(max diff TorchScript, max diff ONNX) against `reference` on `obs`.
+                   rtol: float = DEFAULT_RTOL) -> tuple[float, float, float]:
+    """(max diff TorchScript, max diff ONNX, tolerance) against `reference` on `obs`; the
+    tolerance is `action_tolerance(reference actions, rtol)`.
 
-    Raises ExportMismatchError if either exceeds `tolerance`.
+    Raises ExportMismatchError if either difference exceeds it.
     """
     expected = reference(obs).detach().to("cpu", torch.float32)
+    tolerance = action_tolerance(expected, rtol)
     diff_jit = max_difference(run_torchscript(jit_path, obs), expected, "the TorchScript export")
     diff_onnx = max_difference(run_onnx(onnx_path, obs), expected, "the ONNX export")
     bad = [f"{name} differs by {diff:.3g}" for name, diff in
@@ -400,8 +441,9 @@ def verify_exports(reference: Reference, jit_path: Path, onnx_path: Path, obs: t
     if bad:
         raise ExportMismatchError(f"exported policy does not match the checkpoint's actor on "
                                   f"{obs.shape[0]} observations: {'; '.join(bad)} "
-                                  f"(tolerance {tolerance:g})")
-    return diff_jit, diff_onnx
+                                  f"(tolerance {tolerance:.3g} = {rtol:g} of the action "
+                                  f"scale)")
+    return diff_jit, diff_onnx, tolerance
 
 
 # ------------------------------------------------------------------ entry point
@@ -423,16 +465,17 @@ def load_source(checkpoint: str | Path, run_cfg: dict[str, Any] | None = None,
 
 
 def export_policy(checkpoint: str | Path, out_dir: str | Path | None = None, *,
-                  run_cfg: dict[str, Any] | None = None, tolerance: float = 1e-5,
+                  run_cfg: dict[str, Any] | None = None, rtol: float = DEFAULT_RTOL,
                   num_random_obs: int = 256, num_real_obs: int = 16,
                   vec_normalize: str | Path | None = None) -> ExportResult:
     """Write `policy.pt` (TorchScript) and `policy.onnx` of `checkpoint`'s deterministic actor.
 
     `out_dir` defaults to `<checkpoint's directory>/exported`. `run_cfg` is the run's
     train config (default: the `.hydra/config.yaml` beside the checkpoint; an SB3 `.zip`
-    needs none). The files are checked against the checkpoint's actor on
-    `num_random_obs` random and `num_real_obs` real observations before they replace
-    earlier exports; ExportMismatchError if they differ by more than `tolerance`.
+    needs none). The files are checked against the checkpoint's actor on the task's
+    observations (`num_real_obs` worlds; `num_random_obs` standard normal ones if the run
+    names no task) before they replace earlier exports; ExportMismatchError if they differ
+    by more than `rtol` of the action scale (module docstring).
     """
     _require_onnx()
     checkpoint = Path(checkpoint)
@@ -445,7 +488,8 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path | None = None, *,
         write_torchscript(source.module, tmp_jit)
         write_onnx(source.module, source.obs_dim, tmp_onnx)
         obs = check_observations(source.obs_dim, num_random_obs, source.real_obs)
-        diff_jit, diff_onnx = verify_exports(source.reference, tmp_jit, tmp_onnx, obs, tolerance)
+        diff_jit, diff_onnx, tolerance = verify_exports(source.reference, tmp_jit, tmp_onnx,
+                                                        obs, rtol)
         os.replace(tmp_jit, jit_path)
         os.replace(tmp_onnx, onnx_path)
     finally:

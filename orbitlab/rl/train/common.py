@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,14 +78,6 @@ def segments(start: int, total: int, length: int) -> list[tuple[int, int]]:
     if start % length and start != total:
         raise ValueError(f"iteration {start} is no segment boundary (save_interval {length})")
     return [(first, min(first + length, total)) for first in range(start, total, length)]
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Write `payload` as JSON atomically (a temporary file, then a rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2))
-    os.replace(tmp, path)
 
 
 def find_resume_checkpoint(resume: str | bool, runs_root: Path, task: str,

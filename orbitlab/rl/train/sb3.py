@@ -19,6 +19,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
+from orbitlab.jsonio import write_json
 from orbitlab.rl.sb3 import Sb3VecEnvWrapper
 from orbitlab.rl.train.common import (
     TrainResult,
@@ -26,7 +27,6 @@ from orbitlab.rl.train.common import (
     find_resume_checkpoint,
     segment_seed,
     segments,
-    write_json,
 )
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"PPO": PPO, "SAC": SAC}
