@@ -103,8 +103,9 @@ def run_cpu_physics(args) -> dict:
     nworlds = tuple(args.nworld or (1024, 4096))
     results, separate = measure_physics(PhysicsBenchCfg(
         nworlds=nworlds, steps=args.steps, trials=args.trials, nthread=args.nthread,
-        kernel_threads=args.kernel_threads))
-    print(f"physics benchmark (cpu backend, {os.cpu_count()} CPUs)")
+        kernel_threads=args.kernel_threads, integrator=args.integrator))
+    print(f"physics benchmark (cpu backend, {os.cpu_count()} CPUs, {args.integrator}; the "
+          f"plain step uses the same integrator)")
     print(format_physics(results, separate))
     return results
 
@@ -130,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=None,
                         help="interleaved trials (physics: 31 cpu / 7 warp, env: 5)")
     parser.add_argument("--nthread", type=int, default=0, help="MuJoCo CPU threads (0: all)")
+    parser.add_argument("--integrator", choices=["RK4", "Euler", "implicit", "implicitfast"],
+                        default="RK4", help="physics mode (cpu): MuJoCo integrator of both "
+                                            "steppers (default RK4, orbitlab's default)")
     parser.add_argument("--kernel-threads", type=int, default=0,
                         help="orbit-layer kernel CPU threads (0: all)")
     parser.add_argument("--iterations", type=int, default=5,

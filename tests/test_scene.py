@@ -134,6 +134,10 @@ def test_both_backends_give_the_same_sensor_truth():
 
     cpu, warp = build("cpu"), build("warp")
     # The PWM thruster spun and pushed the body on both backends alike. MuJoCo-Warp
-    # integrates the body state in float32: agreement to ~1e-6.
+    # integrates the body state in float32 (~1e-6 here). With RK4 the loads are held over
+    # each step, and the CPU backend holds them as free-joint generalized forces (body
+    # axes for the torque) while MuJoCo-Warp holds xfrc_applied (world axes): the two
+    # first-order holds differ by ~omega dt of the load (measured 4.5e-6 on values of
+    # ~1e-2 after 50 steps); 1e-5 still catches a wrong load (1 N for 0.01 s moves 1e-4).
     for key in cpu:
-        np.testing.assert_allclose(warp[key], cpu[key], rtol=0, atol=2e-6, err_msg=key)
+        np.testing.assert_allclose(warp[key], cpu[key], rtol=0, atol=1e-5, err_msg=key)

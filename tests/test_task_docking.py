@@ -87,9 +87,11 @@ def _place_tips(env, tips_port, speed_mps: float) -> None:
 def test_collision_impact_and_funnel_contact():
     """Probe 0.5 m off the axis hits the target's face: collision. On the axis at 0.2 m/s
     (twice the latch's limit): the latch closes on the rebound, which counts as an impact,
-    not a success. 0.15 m off the axis: the funnel guides the probe, which is no failure."""
+    not a success. 0.25 m off the axis: the funnel guides the probe, which is no failure.
+    (With RK4, the default integrator, a probe 0.15 m off the axis enters without touching
+    the funnel and latches; with explicit Euler it touched it.)"""
     env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=3))
-    _place_tips(env, [[0.5, 0.0, 0.4], [0.0, 0.0, 0.3], [0.15, 0.0, 0.5]], speed_mps=0.2)
+    _place_tips(env, [[0.5, 0.0, 0.4], [0.0, 0.0, 0.3], [0.25, 0.0, 0.5]], speed_mps=0.2)
     fired = {name: torch.zeros(3, dtype=torch.bool) for name in env.termination_manager.last}
     funnel_contact = False
     ended = torch.zeros(3, dtype=torch.bool)

@@ -82,8 +82,10 @@ def test_duplicate_element_names_are_rejected():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("gm", 0.0, "central_body.gm must be > 0 km^3/s^2"),
-    ("radius", -1.0, "central_body.radius must be > 0 km"),
+    ("gm", 0.0, "central_body.gm must be a finite number > 0 km^3/s^2"),
+    ("gm", float("inf"), "central_body.gm must be a finite number > 0 km^3/s^2, got inf"),
+    ("gm", "398600", "central_body.gm must be a number, got '398600'"),
+    ("radius", -1.0, "central_body.radius must be a finite number > 0 km"),
     ("omega", (0.0, 0.0), "central_body.omega must be 3 finite numbers"),
     ("magnetic_axis", (0.0, 0.0, 0.0), "central_body.magnetic_axis must be nonzero"),
     ("j2", float("nan"), "central_body.j2 must be finite"),

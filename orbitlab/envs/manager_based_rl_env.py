@@ -97,6 +97,8 @@ class ManagerBasedRLEnv:
         self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long,
                                               device=self.device)
         self.common_step_counter = 0
+        self.unhealthy_count = 0
+        """Worlds ended because the simulation froze them (orbitlab.sim.health), in all."""
         self.agent_inputs: dict[str, torch.Tensor] = {}
         self.extras: dict[str, Any] = {"log": {}}
         self._renderer = None
@@ -157,17 +159,28 @@ class ManagerBasedRLEnv:
         self.common_step_counter += 1
         self.command_manager.compute(self.step_dt)
         done = self.termination_manager.compute()
-        time_out = self.episode_length_buf >= self.max_episode_length
-        truncated = self.termination_manager.time_outs | (time_out & ~self.termination_manager
-                                                          .terminated)
-        terminated = self.termination_manager.terminated.clone()
+        # A world the simulation froze (orbitlab.sim.health) ends here: terminated, neither
+        # a success nor a time-out, reward 0, and reset below like any other.
+        unhealthy = self.scene.view.array("health") != 0
+        time_out = (self.episode_length_buf >= self.max_episode_length) & ~unhealthy
+        truncated = (self.termination_manager.time_outs & ~unhealthy) | (
+            time_out & ~self.termination_manager.terminated)
+        terminated = self.termination_manager.terminated.clone() | unhealthy
         reward = self.reward_manager.compute(self.step_dt).clone()
-        done_ids = torch.nonzero(done | time_out)[:, 0]
         self.extras = {"log": {}, "time_outs": truncated}
+        num_unhealthy = int(unhealthy.sum())
+        if num_unhealthy:
+            reward[unhealthy] = 0.0
+            self.unhealthy_count += num_unhealthy
+            self.extras["log"]["Episode_Termination/sim_unhealthy"] = num_unhealthy
+            self.extras["unhealthy_reasons"] = self.scene.data.unhealthy()
+        done_ids = torch.nonzero(done | time_out | unhealthy)[:, 0]
         if done_ids.numel():
             if "policy" in self.cfg.observations:
-                self.extras["final_obs"] = self.observation_manager.compute(commit=False)[
-                    "policy"]
+                final_obs = self.observation_manager.compute(commit=False)["policy"]
+                if num_unhealthy:
+                    final_obs = torch.nan_to_num(final_obs, nan=0.0, posinf=0.0, neginf=0.0)
+                self.extras["final_obs"] = final_obs
             self._reset_idx(done_ids)
         self.event_manager.apply("interval", dt=self.step_dt)
         self.obs_buf = self.observation_manager.compute()

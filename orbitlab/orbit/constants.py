@@ -54,10 +54,18 @@ class CentralBodyCfg:
 
     def validate(self) -> None:
         """Raise ValueError naming the first field that cannot describe a body."""
-        if not self.gm > 0.0:
-            raise ValueError(f"central_body.gm must be > 0 km^3/s^2, got {self.gm}")
-        if not self.radius > 0.0:
-            raise ValueError(f"central_body.radius must be > 0 km, got {self.radius}")
+        for name in ("gm", "radius", "j2", "magnetic_b0", "atmosphere_h0", "atmosphere_rho0",
+                     "atmosphere_scale_height"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
+                                                                 np.integer)):
+                raise ValueError(f"central_body.{name} must be a number, got {value!r}")
+        if not (np.isfinite(self.gm) and self.gm > 0.0):
+            raise ValueError(f"central_body.gm must be a finite number > 0 km^3/s^2, got "
+                             f"{self.gm}")
+        if not (np.isfinite(self.radius) and self.radius > 0.0):
+            raise ValueError(f"central_body.radius must be a finite number > 0 km, got "
+                             f"{self.radius}")
         for name in ("omega", "magnetic_axis"):
             vec = np.asarray(getattr(self, name), dtype=np.float64)
             if vec.shape != (3,) or not np.all(np.isfinite(vec)):

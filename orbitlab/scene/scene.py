@@ -48,6 +48,9 @@ class SceneCfg:
     """Initial chief state of every world (None: 400 km circular equatorial)."""
     timestep_s: float = 0.01
     """Physics timestep, s."""
+    integrator: str | None = None
+    """MuJoCo integrator ('RK4', 'Euler', 'implicit', 'implicitfast'); None: RK4, which keeps
+    the energy and angular momentum of tumbling bodies (see `orbitlab.sim.spec`)."""
     backend: str = "cpu"
     """'cpu' (mujoco.batch) or 'warp' (MuJoCo-Warp)."""
     device: str | None = None
@@ -74,6 +77,7 @@ class Scene:
         compiled = assemble(cfg.entities, cfg.markers, cfg.timestep_s)
         spec = SimSpec.from_mj_spec(compiled.mj_spec)
         spec.orbit = dataclasses.replace(cfg.orbit, elements=compiled.elements)
+        spec.integrator = cfg.integrator
         self.model = spec.compile(timestep=cfg.timestep_s)
         self.mj_model = self.model.mj_model
         self.data = self.model.make_data(nworld=cfg.num_envs, orbit=cfg.orbit_init,

@@ -31,6 +31,7 @@ import numpy as np
 import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
+from orbitlab.sim import health
 from orbitlab.sim.backends import make_backend
 from orbitlab.sim.kernels import KernelLayout, loads_kernel, specialized_loads_kernel
 from orbitlab.sim.kinematics import BodyFrames, BodyIndex, frames_kernel
@@ -84,8 +85,10 @@ class OrbitData:
     def __init__(self, model, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0,
                  device: str | None = None, specialize: bool | None = None, **backend_options):
-        if int(nworld) < 1:
-            raise ValueError(f"nworld must be >= 1, got {nworld}")
+        if isinstance(nworld, bool) or not isinstance(nworld, (int, np.integer)):
+            raise ValueError(f"nworld must be an integer >= 1, got {nworld!r}")
+        if not 1 <= int(nworld) < 2**31:
+            raise ValueError(f"nworld must be >= 1 and < 2**31, got {nworld}")
         self.model = model
         self.nworld = int(nworld)
         self.specialize = (self.nworld >= SPECIALIZE_MIN_WORLDS if specialize is None
@@ -145,6 +148,7 @@ class OrbitData:
             setattr(state, name, self._alloc(name, (self.nworld,), wp.float64))
         state.nstep = self._alloc("nstep", (self.nworld,), wp.int64)
         state.seg_k = self._alloc("seg_k", (self.nworld,), int)
+        state.health = self._alloc("health", (self.nworld,), int)
         for name, kind in ACTUATOR_ARRAYS:
             setattr(state, name, self._alloc(name, (self.nworld, self.model.count(kind)),
                                              wp.float64))
@@ -239,11 +243,14 @@ class OrbitData:
         self._loads.launch()
 
     def step(self, nstep: int = 1) -> None:
-        """Advance every world by `nstep` MuJoCo timesteps with the orbit layer.
+        """Advance every healthy world by `nstep` MuJoCo timesteps with the orbit layer.
 
-        On a CUDA device the whole step (orbit kernel + MuJoCo-Warp) is captured
-        once as a CUDA graph and replayed; buffer overflows are checked once per call.
+        A world found unhealthy (see `health`) is frozen instead. On a CUDA device the
+        whole step (orbit kernel + MuJoCo-Warp) is captured once as a CUDA graph and
+        replayed; buffer overflows are checked once per call.
         """
+        if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 0:
+            raise ValueError(f"nstep must be an integer >= 0, got {nstep!r}")
         derived = not self._switches.from_qpos
         if self.device.startswith("cuda"):
             if self._graph is None:
@@ -254,10 +261,15 @@ class OrbitData:
             for _ in range(nstep):
                 wp.capture_launch(self._graph)
         else:
+            health_codes = self._arrays["health"].numpy()  # a live view on the CPU
             for _ in range(nstep):
                 self._loads_and_advance.launch()
-                self.backend.step(derived=derived)
+                # Frozen worlds (health.py) are not stepped: nothing of theirs moves.
+                frozen = health_codes.any()
+                self.backend.step(derived=derived,
+                                  worlds=np.flatnonzero(health_codes == 0) if frozen else None)
         self.backend.check()
+        self._mark_unstable(self.backend.unstable_worlds())
 
     def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
                   worlds: np.ndarray | list[int] | None = None) -> None:
@@ -298,10 +310,51 @@ class OrbitData:
             k = int(np.argmax(inside))
             raise ValueError(f"world {ids[k]}: |R_eci| = {np.linalg.norm(R[k]):.3f} km is "
                              "inside the central body")
+        self._check_chief_step(R, V, ids)
         for name, values in (("R", R), ("V", V), ("t", t), ("t_anchor", t), ("nstep", 0),
-                             ("seg_k", 0)):
+                             ("seg_k", 0), ("health", 0)):
             self._write_rows(name, ids, values)
+        self.backend.clear_unstable(ids)
         self.forward(ids)
+
+    def _check_chief_step(self, R: np.ndarray, V: np.ndarray, ids: np.ndarray) -> None:
+        """ValueError if the chief's RK4 step is too long for these orbits to stay stable:
+        more than 1/8 rad of mean motion (1/50 of a period) per step."""
+        if not len(ids):
+            return
+        gm = self.model.orbit.central_body.gm
+        r = np.linalg.norm(R, axis=1)
+        energy = 0.5 * np.einsum("ni,ni->n", V, V) - gm / r
+        a = np.where(energy < 0.0, -gm / (2.0 * np.minimum(energy, -1e-300)), r)
+        # Hyperbolic or parabolic chiefs: the local rate sqrt(gm / r^3) instead.
+        rate = np.sqrt(gm / np.minimum(a, r) ** 3)
+        orbit_step = self.model.timestep * self.model.segment_steps / self.model.orbit_substeps
+        worst = int(np.argmax(rate))
+        if orbit_step * rate[worst] > 0.125:
+            period = 2.0 * np.pi / rate[worst]
+            raise ValueError(f"world {ids[worst]}: the chief's RK4 step of {orbit_step:g} s is "
+                             f"too long for its orbit (period {period:.0f} s): at most "
+                             f"{0.125 / rate[worst]:.4g} s (1/50 of a period); shorten the "
+                             f"timestep or orbit_dt")
+
+    def _mark_unstable(self, worlds: np.ndarray) -> None:
+        """Mark `worlds` (those MuJoCo found unstable and reset) with MUJOCO_UNSTABLE."""
+        if len(worlds):
+            codes = self._arrays["health"].numpy()
+            fresh = worlds[codes[worlds] == 0]
+            if len(fresh):
+                self._write_rows("health", fresh, health.MUJOCO_UNSTABLE)
+
+    @property
+    def health(self):
+        """Per-world health code, (nworld,) int: 0 healthy, else why the world is frozen
+        (`orbitlab.sim.health.REASONS`; live; cleared by `reset`)."""
+        return self._native("health")
+
+    def unhealthy(self) -> dict[int, str]:
+        """{world: reason} of every frozen world (a host copy)."""
+        codes = _host(self.health)
+        return {int(w): health.describe(codes[w]) for w in np.flatnonzero(codes)}
 
     def reset(self, worlds: np.ndarray | list[int] | None = None,
               orbit: OrbitInit | list[OrbitInit] | None = None) -> None:

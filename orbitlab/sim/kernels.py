@@ -52,6 +52,7 @@ from orbitlab.orbit.gravity import (
 )
 from orbitlab.orbit.loads import drag_force, magnetic_torque, srp_force
 from orbitlab.orbit.types import CentralBody
+from orbitlab.sim import health
 from orbitlab.sim.advance import advance_world
 from orbitlab.sim.kinematics import BodyFrames, BodyIndex, fill_frames, frame_row
 from orbitlab.sim.records import Elements, Switches, WorldState
@@ -102,19 +103,23 @@ def rotor_axis(el: Elements, i: int, delta: f64) -> wp.vec3d:
 
 
 @wp.func
-def wheel_torque(el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d,
+def wheel_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d,
                  omega: wp.vec3d) -> wp.vec3d:
     """Reaction torque of wheel i on its body, N m: -tau_m a - omega x (h a).
 
-    The motor torque tau_m is clamped to +-max_torque and cut when the speed
-    relative to the body, h/I_w - a.omega, is at its limit and would rise.
+    The motor torque tau_m is clamped to +-max_torque and to what keeps the speed
+    relative to the body, h/I_w - a.omega, within +-max_speed at the end of the step.
     """
     a = Q @ el.rw_axis[i]
     h = state.wheel_momentum[w, i]
     speed = h / el.rw_inertia[i] - wp.dot(a, omega)
     tau_m = wp.clamp(state.wheel_torque[w, i], -el.rw_max_torque[i], el.rw_max_torque[i])
-    if wp.abs(speed) >= el.rw_max_speed[i] and tau_m * speed > f64(0.0):
-        tau_m = f64(0.0)
+    # The torque that would carry the speed past the limit within this step is cut to
+    # what just reaches it (h changes by tau_m dt): holds for any rotor inertia.
+    room = el.rw_inertia[i] / sw.timestep
+    upper = wp.max(f64(0.0), (el.rw_max_speed[i] - speed) * room)
+    lower = wp.min(f64(0.0), (-el.rw_max_speed[i] - speed) * room)
+    tau_m = wp.clamp(tau_m, lower, upper)
     state.wheel_torque_applied[w, i] = tau_m
     return -tau_m * a - wp.cross(omega, h * a)
 
@@ -137,6 +142,25 @@ def cmg_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q:
     chord = rotor_axis(el, i, delta_next) - rotor_axis(el, i, delta)
     s_mid = Q @ rotor_axis(el, i, f64(0.5) * (delta + delta_next))
     return -h / dt * (Q @ chord) - wp.cross(omega, h * s_mid)
+
+
+@wp.func
+def commands_code(state: WorldState, w: int, nthr: int, nrw: int, nmtq: int, ncmg: int) -> int:
+    """NONFINITE_COMMAND if an actuator command of world w is not finite (a NaN written
+    straight to the data is an error, not a saturated command), else OK."""
+    for i in range(nthr):
+        if not wp.isfinite(state.thruster_force[w, i]):
+            return health.NONFINITE_COMMAND
+    for i in range(nrw):
+        if not wp.isfinite(state.wheel_torque[w, i]):
+            return health.NONFINITE_COMMAND
+    for i in range(nmtq):
+        if not wp.isfinite(state.mtq_dipole[w, i]):
+            return health.NONFINITE_COMMAND
+    for i in range(ncmg):
+        if not wp.isfinite(state.cmg_rate[w, i]):
+            return health.NONFINITE_COMMAND
+    return health.OK
 
 
 @dataclass(frozen=True)
@@ -242,6 +266,16 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         R = state.R[w]
         V = state.V[w]
         t = state.t[w]
+        zero = vec3d(f64(0.0), f64(0.0), f64(0.0))
+        # A frozen world keeps its state; a newly unhealthy one is frozen here (health.py).
+        if state.health[w] != health.OK:
+            state.a_feedback[w] = zero
+            return
+        code = health.chief_code(body.radius, R, V, t)
+        if code != health.OK:
+            state.health[w] = code
+            state.a_feedback[w] = zero
+            return
         # 1/|R|^2 and 1/|R| once for every law at the chief (field, atmosphere, gravity,
         # and RK4's first stage through g_R).
         inv_R2, inv_R = inverse_distance(R)
@@ -255,12 +289,21 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         state.eclipse[w] = illumination(body, penumbra, R, s_hat, t)
         rho = atmosphere_density_at_distance(body, R_norm)
         state.atm_density[w] = rho
-        zero = vec3d(f64(0.0), f64(0.0), f64(0.0))
 
         # Kinematics of every body once; then differential gravity and gravity gradient.
         fr = frame_row(frames, state.R.shape[0], w, chunk)
         fill_frames(kq, nbody, idx, frames, fr, w, qpos, qvel, xipos, xmat, cvel, ref_pos,
                     body_ipos, row_ipos)
+        for b in range(1, nbody):
+            if code == health.OK:
+                code = health.body_code(frames.com[fr, b], frames.omega[fr, b],
+                                        frames.v_com[fr, b])
+        if code == health.OK:
+            code = commands_code(state, w, nthr, nrw, nmtq, ncmg)
+        if code != health.OK:
+            state.health[w] = code
+            state.a_feedback[w] = zero
+            return
         M = f64(0.0)
         for b in range(1, nbody):  # body 0 is the world
             Q = frames.Q[fr, b]
@@ -325,7 +368,7 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         # Momentum devices: internal torques with gyroscopic coupling.
         for i in range(nrw):
             b = el.rw_body[i]
-            torque = wheel_torque(el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
+            torque = wheel_torque(sw, el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
             add_wrench(wrench, w, b, zero, torque)
         for i in range(ncmg):
             b = el.cmg_body[i]
@@ -342,13 +385,17 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
             if m > f64(0.0):
                 add_wrench(wrench, w, b, -f64(1.0e3) * m * a_fb, zero)
             total = xfrc_user[w, b] + wrench[w, b]
+            if code == health.OK:
+                code = health.wrench_code(total)
             if to_qfrc != 0:
                 lever = frames.Q[fr, b] @ vec3d(body_ipos[row_ipos, b])
                 free_joint_force(qfrc_applied, qfrc_user, w, idx.dofadr[b], frames.Q[fr, b],
                                  lever, total)
             else:
                 xfrc_applied[w, b] = xfrc_applied.dtype(total)
-        if advance != 0:
+        if code != health.OK:
+            state.health[w] = code
+        elif advance != 0:
             advance_world(body, sw, el, state, w, g_R, a_fb, use_j2,
                           static_or(SEGMENT_STEPS, sw.segment_steps),
                           static_or(ORBIT_SUBSTEPS, sw.orbit_substeps), nrw, ncmg)

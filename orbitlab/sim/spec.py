@@ -9,11 +9,22 @@
 An MJCF file may set the switches with custom numerics, e.g.
 `<custom><numeric name="orbit.use_j2" data="0"/></custom>`; values set on the
 spec in Python after loading take precedence.
+
+Integrator: compiling chooses MuJoCo's RK4 unless the user chose one (`SimSpec.integrator`,
+or an `integrator` attribute in the MJCF's `<option>`). MuJoCo's default explicit Euler
+treats the gyroscopic term omega x (I omega) explicitly and so adds rotational energy to
+every tumbling body: measured on the 3U CubeSat at dt 0.1 s, ~10 deg/s, no loads, +49 %
+rotational energy in 10 min (implicitfast drains 32 % instead); RK4 keeps energy and |H|
+to 1e-14 - 3e-11 over the same 10 min for every shipped rigid free-flyer
+(tests/test_integrator.py). An explicit Euler on a free-floating scene is kept, with one
+warning.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +46,18 @@ if TYPE_CHECKING:
     from orbitlab.sim.model import OrbitModel
 
 SWITCHES = ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic")
+INTEGRATORS = {"Euler": mujoco.mjtIntegrator.mjINT_EULER, "RK4": mujoco.mjtIntegrator.mjINT_RK4,
+               "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+               "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}
+"""MuJoCo integrators by their MJCF names."""
+DEFAULT_INTEGRATOR = "RK4"
+"""The integrator a spec compiles with when the user names none (see the module docstring)."""
+EULER_DRIFT_WARNING = (
+    "explicit Euler on a free-floating scene: its explicit gyroscopic term adds rotational "
+    "energy to tumbling bodies (measured: +49 % in 10 min for a 3U CubeSat at dt 0.1 s and "
+    "~10 deg/s); orbitlab's default is RK4 (energy and |H| kept to 3e-11 there)")
+_XML_INTEGRATOR = re.compile(r"<option\b[^>]*\bintegrator\s*=\s*[\"']([^\"']*)[\"']")
+_warned_euler = False
 
 
 @dataclass(kw_only=True)
@@ -111,6 +134,10 @@ class SimSpec:
     """The orbit layer."""
     mj_spec: mujoco.MjSpec | None = None
     """An already-built MjSpec (e.g. a scene assembled by attach); used instead of `xml`."""
+    integrator: str | None = None
+    """MuJoCo integrator: 'RK4', 'Euler', 'implicit' or 'implicitfast'. None: the one the
+    MJCF's `<option integrator=...>` names (for an MjSpec: its option.integrator unless
+    that is MuJoCo's default Euler), else RK4 (`DEFAULT_INTEGRATOR`, module docstring)."""
 
     @classmethod
     def from_mj_spec(cls, mj_spec: mujoco.MjSpec) -> SimSpec:
@@ -159,13 +186,45 @@ class SimSpec:
         Args:
             timestep: MuJoCo timestep, s; None keeps the MJCF's.
         """
+        from orbitlab.sim.data import all_free_floating
         from orbitlab.sim.model import OrbitModel
 
         mj_spec = self._mj_spec()
         mj_spec.option.gravity = [0.0, 0.0, 0.0]
         if timestep is not None:
+            if isinstance(timestep, bool) or not isinstance(timestep, (int, float)):
+                raise ValueError(f"timestep must be a number of seconds > 0, got {timestep!r}")
             if not (math.isfinite(timestep) and timestep > 0.0):
                 raise ValueError(f"timestep must be > 0 s, got {timestep!r}")
             mj_spec.option.timestep = float(timestep)
+        elif not (math.isfinite(mj_spec.option.timestep) and mj_spec.option.timestep > 0.0):
+            raise ValueError(f"the MJCF's option timestep must be > 0 s, got "
+                             f"{mj_spec.option.timestep!r}")
+        name = self.resolved_integrator(mj_spec)
+        mj_spec.option.integrator = INTEGRATORS[name]
         mj_model = mj_spec.compile()
+        if name == "Euler" and all_free_floating(mj_model):
+            _warn_euler_once()
         return OrbitModel(mj_model, self.orbit)
+
+    def resolved_integrator(self, mj_spec: mujoco.MjSpec | None = None) -> str:
+        """The integrator `compile` uses (see `integrator`)."""
+        if self.integrator is not None:
+            if self.integrator not in INTEGRATORS:
+                raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}, got "
+                                 f"{self.integrator!r}")
+            return self.integrator
+        if self.mj_spec is None:
+            match = _XML_INTEGRATOR.search(self.xml)
+            return match.group(1) if match else DEFAULT_INTEGRATOR
+        current = (mj_spec or self.mj_spec).option.integrator
+        if current == mujoco.mjtIntegrator.mjINT_EULER:
+            return DEFAULT_INTEGRATOR
+        return next(key for key, value in INTEGRATORS.items() if value == current)
+
+
+def _warn_euler_once() -> None:
+    global _warned_euler
+    if not _warned_euler:
+        _warned_euler = True
+        warnings.warn(EULER_DRIFT_WARNING, UserWarning, stacklevel=3)

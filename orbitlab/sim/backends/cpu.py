@@ -31,6 +31,9 @@ BODY_FIELDS = {"xipos": wp.vec3d, "xmat": wp.mat33d, "cvel": wp.spatial_vectord,
 STATE_FIELDS = frozenset(("qpos", "qvel", "act", "history", "qacc_warmstart", "ctrl",
                           "qfrc_applied", "xfrc_applied", "eq_active", "mocap_pos",
                           "mocap_quat", "userdata", "plugin_state", "plastic", "time"))
+UNSTABLE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                     mujoco.mjtWarning.mjWARN_BADQACC)
+"""MuJoCo warnings after which it resets a world to its initial state by itself."""
 MODEL_FIELDS = {"body_mass": wp.float64, "body_inertia": wp.vec3d, "body_ipos": wp.vec3d}
 
 
@@ -104,18 +107,38 @@ class CpuBackend:
     def forward(self, ids: np.ndarray | None = None) -> None:
         self.batch.forward(ids=ids)
 
-    def step(self, derived: bool = True) -> None:
-        """One MuJoCo step of every world.
+    def step(self, derived: bool = True, worlds: np.ndarray | None = None) -> None:
+        """One MuJoCo step of every world (or of `worlds` only).
 
         Args:
             derived: leave position/velocity-derived fields current at the new state
                 (stage mjSTAGE_VEL); otherwise they describe the state before the
                 step, as after mj_step, which spares ~25% of MuJoCo's work per step.
+            worlds: the worlds to step (None: all).
         """
+        if worlds is not None and not len(worlds):
+            return
         if derived:
-            self.batch.step(stage=mujoco.mjtStage.mjSTAGE_VEL)
+            self.batch.step(ids=worlds, stage=mujoco.mjtStage.mjSTAGE_VEL)
         else:
-            self.batch.step()
+            self.batch.step(ids=worlds)
+
+    def _instability_counts(self) -> np.ndarray:
+        """(nworld,) how often MuJoCo reset each world for a bad qpos, qvel or qacc."""
+        return self.batch.warning[:, [int(w) for w in UNSTABLE_WARNINGS], 1].sum(axis=1)
+
+    def unstable_worlds(self) -> np.ndarray:
+        """The worlds MuJoCo found unstable (and reset) since the last call or clear."""
+        counts = self._instability_counts()
+        if not hasattr(self, "_instability_seen"):
+            self._instability_seen = np.zeros_like(counts)
+        worlds = np.flatnonzero(counts > self._instability_seen)
+        self._instability_seen = counts
+        return worlds
+
+    def clear_unstable(self, ids: np.ndarray | None) -> None:
+        """Forget earlier instabilities of `ids` (after a reset)."""
+        self.unstable_worlds()
 
     def reset(self, ids: np.ndarray | None) -> None:
         self.batch.reset(ids=ids, stage=mujoco.mjtStage.mjSTAGE_NONE)

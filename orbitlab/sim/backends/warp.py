@@ -133,8 +133,13 @@ class WarpBackend:
         with wp.ScopedDevice(self.device):
             self.mjw.forward(self.m, self.d)
 
-    def step(self, derived: bool = True) -> None:
-        """One MuJoCo-Warp step; with `derived`, kinematics refreshed at the new state."""
+    def step(self, derived: bool = True, worlds: np.ndarray | None = None) -> None:
+        """One MuJoCo-Warp step; with `derived`, kinematics refreshed at the new state.
+
+        MuJoCo-Warp steps every world: `worlds` is ignored. A frozen world (see
+        `orbitlab.sim.health`) keeps stepping in MuJoCo-Warp, where worlds are
+        independent, while its chief, clock and actuator states stay frozen.
+        """
         with wp.ScopedDevice(self.device):
             self.mjw.step(self.m, self.d)
             if derived:
@@ -150,6 +155,14 @@ class WarpBackend:
             mask = np.zeros(self.nworld, dtype=bool)
             mask[np.asarray(ids)] = True
             self.mjw.reset_data(self.m, self.d, reset=wp.array(mask, dtype=bool))
+
+    @staticmethod
+    def unstable_worlds() -> np.ndarray:
+        """MuJoCo-Warp does not reset unstable worlds: the loads kernel's checks apply."""
+        return np.zeros(0, dtype=np.int64)
+
+    def clear_unstable(self, ids: np.ndarray | None) -> None:
+        """Nothing to clear (see `unstable_worlds`)."""
 
     def check(self) -> None:
         """Raise if any world overflowed its contact or constraint buffers."""
