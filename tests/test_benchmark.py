@@ -26,11 +26,15 @@ def test_physics_benchmark_writes_the_documented_json(tmp_path, capsys):
     rows = json.loads(out.read_text())["physics"]
     assert set(rows) == {"4", "8"}
     for row in rows.values():
-        assert set(row) == {"orbit_steps_per_s", "plain_steps_per_s", "orbit_tax", "peak_rss_mb"}
+        assert set(row) == {"orbit_steps_per_s", "plain_steps_per_s", "orbit_tax", "peak_rss_mb",
+                            "stage_steps_per_s", "stage_plain_steps_per_s", "stage_tax"}
+        assert row["stage_tax"] == pytest.approx(
+            row["stage_plain_steps_per_s"] / row["stage_steps_per_s"] - 1.0)
         assert row["orbit_steps_per_s"] > 0 and row["plain_steps_per_s"] > 0
         assert row["orbit_tax"] == pytest.approx(
             row["plain_steps_per_s"] / row["orbit_steps_per_s"] - 1.0)
-    assert "orbit tax" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "held tax" in printed and "stage tax" in printed
 
 
 def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):

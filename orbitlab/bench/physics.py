@@ -47,12 +47,16 @@ class PhysicsBenchCfg:
     """CPU threads of the orbit-layer kernel (0: all cores)."""
     integrator: str = "RK4"
     """MuJoCo integrator of the model, so of both steppers (orbitlab's default: RK4)."""
+    stage: bool = True
+    """Also time the per-stage coupling (orbit.coupling='stage'; RK4 only) against the plain
+    RK4 step of its own batch."""
 
 
-def benchmark_model(integrator: str | None = None) -> OrbitModel:
+def benchmark_model(integrator: str | None = None, coupling: str = "held") -> OrbitModel:
     """The reference example's spacecraft with every disturbance switched on."""
     spec = SimSpec.from_xml_path(FREE_BODY_XML)
     spec.integrator = integrator
+    spec.orbit.coupling = coupling
     for name, normal in (("panel_front", (0.0, 1.0, 0.0)), ("panel_back", (0.0, -1.0, 0.0))):
         spec.orbit.add_surface(SurfaceCfg(name=name, body_name="spacecraft",
                                           center_of_pressure_body=(0.0, 0.0, 0.5),
@@ -76,47 +80,68 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # explicit Euler, chosen on purpose
         model = benchmark_model(cfg.integrator)
+    stage_model = (benchmark_model("RK4", "stage")
+                   if cfg.stage and cfg.integrator == "RK4" else None)
     results: dict[str, dict[str, float]] = {}
     separate: dict[str, float] = {}
+    r = 6378.137 + 400.0
+    orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(398600.4418 / r), 0])
     for nworld in cfg.nworlds:
-        r = 6378.137 + 400.0
-        data = model.make_data(nworld=nworld, nthread=cfg.nthread,
-                               kernel_threads=cfg.kernel_threads,
-                               orbit=OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(398600.4418 / r), 0]))
-        data.bind("qvel")[:, 3:] = np.random.default_rng(0).normal(0.0, 0.01, (nworld, 3))
-        data.forward()
+        rates = np.random.default_rng(0).normal(0.0, 0.01, (nworld, 3))
+
+        def make(m):
+            data = m.make_data(nworld=nworld, nthread=cfg.nthread,
+                               kernel_threads=cfg.kernel_threads, orbit=orbit)
+            data.bind("qvel")[:, 3:] = rates
+            data.forward()
+            data.step(5)
+            return data
+
+        data = make(model)
         plain = mjbatch.Batch(model.mj_model, nworld, nthread=cfg.nthread)
         plain.bind("qvel")[:, 3:] = data.bind("qvel")[:, 3:]
         plain.forward()
-        data.step(5)
         plain.step(nstep=5)
-        same_batch = data.backend.batch
-        trials = {"orbit": [], "plain": [], "separate": []}
+        steppers = {"orbit": data.step, "plain": data.backend.batch.step,
+                    "separate": plain.step}
+        if stage_model is not None:
+            staged = make(stage_model)
+            steppers.update(stage=staged.step, stage_plain=staged.backend.batch.step)
+        trials = {name: [] for name in steppers}
         for _ in range(cfg.trials):
-            trials["orbit"].append(_elapsed(data.step, cfg.steps))
-            trials["plain"].append(_elapsed(same_batch.step, cfg.steps))
-            trials["separate"].append(_elapsed(plain.step, cfg.steps))
+            for name, step in steppers.items():
+                trials[name].append(_elapsed(step, cfg.steps))
         rate = {name: nworld * cfg.steps / float(np.median(seconds))
                 for name, seconds in trials.items()}
-        results[str(nworld)] = {
+        row = {
             "orbit_steps_per_s": rate["orbit"],
             "plain_steps_per_s": rate["plain"],
             "orbit_tax": rate["plain"] / rate["orbit"] - 1.0,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         }
+        if stage_model is not None:
+            row.update(stage_steps_per_s=rate["stage"],
+                       stage_plain_steps_per_s=rate["stage_plain"],
+                       stage_tax=rate["stage_plain"] / rate["stage"] - 1.0)
+        results[str(nworld)] = row
         separate[str(nworld)] = rate["separate"]
-        del data, plain
+        del data, plain, steppers
     return results, separate
 
 
 def format_physics(results: dict[str, dict[str, float]], separate: dict[str, float]) -> str:
-    lines = [(f"{'nworld':>8} {'orbit steps/s':>15} {'plain steps/s':>15} {'orbit tax':>10} "
-             f"{'plain, own batch':>17} {'peak RSS MB':>12}")]
+    staged = all("stage_tax" in row for row in results.values())
+    lines = [(f"{'nworld':>8} {'held steps/s':>13} {'plain steps/s':>14} {'held tax':>9} "
+              + (f"{'stage steps/s':>14} {'stage tax':>10} " if staged else "")
+              + f"{'plain, own batch':>17} {'peak RSS MB':>12}")]
     for nworld, row in results.items():
-        lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
-                     f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
-                     f"{separate[nworld]:>17,.0f} "
-                     f"{row['peak_rss_mb']:>12.0f}")
-    lines.append("plain: the orbit data's own batch stepped without the orbit layer (the tax's "
-                 "reference); plain, own batch: a separately allocated batch, for reference")
+        lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>13,.0f} "
+                     f"{row['plain_steps_per_s']:>14,.0f} {row['orbit_tax']:>9.1%} "
+                     + (f"{row['stage_steps_per_s']:>14,.0f} {row['stage_tax']:>10.1%} "
+                        if staged else "")
+                     + f"{separate[nworld]:>17,.0f} {row['peak_rss_mb']:>12.0f}")
+    lines.append("held: loads once per step (orbit.coupling='held'); stage: loads at every RK4 "
+                 "stage ('stage'); each tax is against the plain MuJoCo step of its own batch "
+                 "with the same integrator; plain, own batch: a separately allocated batch, "
+                 "for reference")
     return "\n".join(lines)

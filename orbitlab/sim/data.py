@@ -43,7 +43,7 @@ SPECIALIZE_MIN_WORLDS = 1024
 default (a few seconds once per distinct model, cached on disk; measured: ~20% less kernel
 time per world-step for the benchmark spacecraft)."""
 
-_WORLD_VECTORS = ("R", "V", "a_feedback", "seg_R0", "seg_V0", "seg_R1", "seg_V1", "seg_a_sum",
+_WORLD_VECTORS = ("R", "V", "a_feedback", "a_chief", "seg_R0", "seg_V0", "seg_R1", "seg_V1", "seg_a_sum",
                   "sun_eci", "mag_field_eci")
 _WORLD_SCALARS = ("t", "t_anchor", "eclipse", "atm_density")
 # Actuator arrays: (field, element kind).
@@ -124,7 +124,37 @@ class OrbitData:
                                      and self.backend.loads_as_generalized_forces)
         self._graph = None
         self._record_launches()
+        self._stepper = self._stage_stepper()
         self.set_orbit(orbit)
+
+    def _stage_stepper(self):
+        """The per-stage RK4 stepper when the model asks for coupling 'stage', else None."""
+        coupling = self.model.orbit.coupling
+        if coupling == "held":
+            return None
+        if coupling != "stage":
+            raise ValueError(f"orbit.coupling must be 'stage' or 'held', got {coupling!r}")
+        m = self.model.mj_model
+        why = [reason for bad, reason in (
+            (self.device != "cpu" or not hasattr(self.backend, "batch"),
+             "the CPU backend (backend='cpu')"),
+            (m.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4, "integrator RK4"),
+            (self.model.orbit_substeps != 1 or self.model.segment_steps != 1,
+             "orbit_dt equal to the timestep (or None)"),
+            (self.model.count("cmgs") > 0, "no CMGs"),
+            (m.na > 0, "no actuator activations (na = 0)")) if bad]
+        if why:
+            raise ValueError(f"orbit.coupling='stage' needs {', '.join(why)}; use "
+                             f"coupling='held' otherwise")
+        from orbitlab.sim.stages import StageStepper
+
+        batch = self.backend.batch
+
+        def prepare(ids):
+            if not self._switches.from_qpos:
+                batch.forward(ids=ids, stage=mujoco.mjtStage.mjSTAGE_VEL)
+
+        return StageStepper(self, prepare, self._loads.launch, lambda ids: batch.forward(ids=ids))
 
     # ----------------------------------------------------------------- buffers
     def _alloc(self, name: str, shape: tuple[int, ...], dtype) -> wp.array:
@@ -260,6 +290,9 @@ class OrbitData:
                 self._graph = capture.graph
             for _ in range(nstep):
                 wp.capture_launch(self._graph)
+        elif self._stepper is not None:
+            for _ in range(nstep):
+                self._stepper.step()
         else:
             health_codes = self._arrays["health"].numpy()  # a live view on the CPU
             for _ in range(nstep):

@@ -380,6 +380,7 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         if M > f64(0.0):
             a_fb = f64(1.0e-3) / M * F_ext
         state.a_feedback[w] = a_fb
+        state.a_chief[w] = g_R + a_fb
         for b in range(1, nbody):
             m = f64(body_mass[row_mass, b])
             if m > f64(0.0):

@@ -68,6 +68,7 @@ class WorldState:
     nstep: wp.array(dtype=wp.int64)  # MuJoCo steps since the last reset
     health: wp.array(dtype=int)  # 0 healthy, else why the world is frozen (sim/health.py)
     a_feedback: wp.array(dtype=wp.vec3d)  # chief load feedback this step, km/s^2
+    a_chief: wp.array(dtype=wp.vec3d)  # chief acceleration (gravity + feedback), km/s^2
     seg_R0: wp.array(dtype=wp.vec3d)  # segment start / predicted end (orbit_dt > dt)
     seg_V0: wp.array(dtype=wp.vec3d)
     seg_R1: wp.array(dtype=wp.vec3d)

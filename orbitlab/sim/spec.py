@@ -82,6 +82,12 @@ class OrbitLayerCfg:
     """Chief RK4 step, s; None uses the MuJoCo timestep. Smaller values substep
     (timestep must be a multiple); larger ones predict segments (a multiple of
     the timestep)."""
+    coupling: str = "held"
+    """How the orbit-layer loads enter the integration. 'stage': evaluated at every RK4
+    stage by orbitlab's own RK4 of the coupled state (fourth order; CPU backend, RK4,
+    orbit_dt on the timestep, no CMGs: `orbitlab.sim.stages`). 'held': evaluated once
+    per step and held over MuJoCo's integration (first order in dt for the loads; any
+    backend, integrator and schedule; the faster of the two)."""
     elements: ElementSet = field(default_factory=ElementSet)
     """Surfaces, dipoles and actuators."""
 
