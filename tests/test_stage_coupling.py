@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import MU, RE, free_body_xml, only
+
 from orbitlab import OrbitInit, SimSpec, SurfaceCfg
 from orbitlab.sim.stages import PositionRates, quat_rate
 
