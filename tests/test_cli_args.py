@@ -227,7 +227,6 @@ def hydra_compose():
     """hydra's compose over configs/ (the same parser and config as scripts/train.py)."""
     pytest.importorskip("hydra")
     from hydra import compose, initialize_config_dir
-
     from omegaconf import OmegaConf
 
     with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
