@@ -9,8 +9,11 @@ print (and optionally write) its score, and optionally film, plot or watch one w
 
 Arguments are key=value overrides (hydra-style): task, agent (baseline | random |
 zero | checkpoint), checkpoint (a checkpoint from scripts/train.py; its run's saved
-config gives the task and network), num_envs, max_steps (env steps; default: one full
-episode), backend, seed, json (write the score there).
+config gives the task and network), trust_checkpoint (true: allow an sb3 / rl-games
+checkpoint, which is a pickle and can run code; rsl-rl ones load weights-only), num_envs
+(>= 1), max_steps (env steps, >= 0; 0, the default: one full episode), backend, seed
+(>= 0), json (write the score there), verbose (tracebacks instead of one-line errors).
+A bad value exits with status 2 and a line naming it; an unreadable checkpoint with 1.
 
 The score adds, per world's first episode: thruster delta-v (m/s) and impulse (N s)
 when the env has thrusters, each actuator group's control effort (integral of |output|
@@ -34,42 +37,53 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
+from typing import Any
 
-from orbitlab.cli import FALSE, TRUE, parse_key_values
+from orbitlab.cli import (
+    Arg,
+    UserError,
+    bad,
+    boolean,
+    choice,
+    existing_file,
+    integer,
+    number,
+    optional,
+    output_dir,
+    output_file,
+    parse_args,
+    run,
+)
 from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.jsonio import write_json
-from orbitlab_tasks import task_entry
+from orbitlab_tasks import task_arg, task_entry
 
-DEFAULTS = {"task": "Detumble-RW", "agent": "baseline", "num_envs": "64", "max_steps": "0",
-            "backend": "cpu", "seed": "0", "checkpoint": "", "json": "", "video": "",
-            "plots": "", "viewer": "false", "world": "0", "port": "8080", "speed": "1",
-            "hold": "true"}
+ARGS = {"task": Arg("Detumble-RW", task_arg),
+        "agent": Arg("baseline", choice("baseline", "random", "zero", "checkpoint")),
+        "num_envs": Arg("64", integer(min=1)), "max_steps": Arg("0", integer(min=0)),
+        "backend": Arg("cpu", choice("cpu", "warp")), "seed": Arg("0", integer(min=0)),
+        "checkpoint": Arg("", optional(existing_file)),
+        "trust_checkpoint": Arg("false", boolean),
+        "json": Arg("", optional(output_file)), "video": Arg("", optional(output_file)),
+        "plots": Arg("", optional(output_dir)), "viewer": Arg("false", boolean),
+        "world": Arg("0", integer(min=0)), "port": Arg("8080", integer(min=1, max=65535)),
+        "speed": Arg("1", number(min=0.0)), "hold": Arg("true", boolean)}
+"""The key=value arguments (orbitlab.cli); a bad one exits with status 2."""
 
 
-def parse(argv: list[str]) -> dict[str, str]:
-    args = parse_key_values(argv, DEFAULTS)
-    if args["checkpoint"]:
+def parse(argv: list[str]) -> dict[str, Any]:
+    """Typed arguments; ArgumentError naming a bad one."""
+    args = parse_args(argv, ARGS)
+    if args["checkpoint"] is not None:
         args["agent"] = "checkpoint"
-    if args["agent"] not in ("baseline", "random", "zero", "checkpoint"):
-        raise SystemExit(f"agent must be baseline, random, zero or checkpoint, got "
-                         f"'{args['agent']}'")
-    if args["agent"] == "checkpoint" and not Path(args["checkpoint"]).is_file():
-        raise SystemExit(f"checkpoint=PATH must name a checkpoint file, got "
-                         f"'{args['checkpoint']}'")
-    for key in ("viewer", "hold"):
-        if args[key].lower() not in TRUE + FALSE:
-            raise SystemExit(f"{key} must be true or false, got '{args[key]}'")
-    if not 0 <= int(args["world"]) < int(args["num_envs"]):
-        raise SystemExit(f"world must be in [0, num_envs={args['num_envs']}), got "
-                         f"{args['world']}")
+    if args["agent"] == "checkpoint" and args["checkpoint"] is None:
+        raise bad("checkpoint", "", "agent=checkpoint needs checkpoint=PATH of a trained run")
+    if args["world"] >= args["num_envs"]:
+        raise bad("world", str(args["world"]), f"expected a world in [0, num_envs="
+                  f"{args['num_envs']})")
     return args
-
-
-def flag(value: str) -> bool:
-    return value.lower() in TRUE
 
 
 def trained_run(checkpoint: str) -> tuple[str, dict]:
@@ -77,18 +91,18 @@ def trained_run(checkpoint: str) -> tuple[str, dict]:
     from orbitlab.rl.policies import run_config
 
     try:
-        run = run_config(checkpoint)
+        saved = run_config(checkpoint)
+        return str(saved["task"]["name"]), saved
     except FileNotFoundError as error:
-        raise SystemExit(str(error)) from None
-    return run["task"]["name"], run
+        raise UserError(str(error)) from None
 
 
-def observers_for(args: dict[str, str], env: ManagerBasedRLEnv):
+def observers_for(args: dict[str, Any], env: ManagerBasedRLEnv):
     """(recorder, video renderer, live viewer), each None when not asked for; every
     missing piece (package, GL context) is reported before the rollout starts."""
     from orbitlab.viz import VizUnavailable
 
-    world = int(args["world"])
+    world = args["world"]
     recorder = video = viewer = None
     try:
         if args["video"] or args["plots"]:
@@ -103,38 +117,39 @@ def observers_for(args: dict[str, str], env: ManagerBasedRLEnv):
             from orbitlab.viz.video import VideoRenderer
 
             video = VideoRenderer(env.scene.mj_model)
-        if flag(args["viewer"]):
+        if args["viewer"]:
             from orbitlab.viz.viewer import ViewerCfg, open_viewer
 
-            viewer = open_viewer(env, ViewerCfg(world=world, speed=float(args["speed"]),
-                                                hold=flag(args["hold"]),
-                                                port=int(args["port"])))
+            viewer = open_viewer(env, ViewerCfg(world=world, speed=args["speed"],
+                                                hold=args["hold"], port=args["port"]))
     except VizUnavailable as error:
-        raise SystemExit(str(error)) from None
+        raise UserError(str(error)) from None
     return recorder, video, viewer
 
 
 def main(argv: list[str]) -> None:
+    """Play (see the module docstring); ArgumentError / UserError on bad input."""
     args = parse(argv)
     run_cfg = None
     if args["agent"] == "checkpoint":
         args["task"], run_cfg = trained_run(args["checkpoint"])
     entry = task_entry(args["task"])
     source = entry.baseline_cfg if args["agent"] == "baseline" else entry.env_cfg
-    cfg = load_cfg(source, num_envs=int(args["num_envs"]), backend=args["backend"])
+    cfg = load_cfg(source, num_envs=args["num_envs"], backend=args["backend"])
     cfg.curriculum = {}  # scored at the task's full difficulty
-    cfg.seed = int(args["seed"])
+    cfg.seed = args["seed"]
     env = ManagerBasedRLEnv(cfg)
     policy = args["agent"]
     if run_cfg is not None:
         from orbitlab.rl.policies import load_policy
 
-        policy = load_policy(env, args["checkpoint"], run_cfg)
+        policy = load_policy(env, args["checkpoint"], run_cfg,
+                             trust_checkpoint=args["trust_checkpoint"])
     recorder, video, viewer = observers_for(args, env)
     observers = [o for o in (recorder, viewer) if o is not None]
     try:
-        score = rollout(env, policy=policy, max_steps=int(args["max_steps"]) or None,
-                        seed=int(args["seed"]), observers=observers)
+        score = rollout(env, policy=policy, max_steps=args["max_steps"] or None,
+                        seed=args["seed"], observers=observers)
     except BaseException:
         if viewer is not None:
             viewer.cfg.hold = False  # interrupted or failed: do not wait on the viewer
@@ -152,12 +167,12 @@ def main(argv: list[str]) -> None:
     if video is not None:
         frames = video.write(recorder.recording(), args["video"])
         video.close()
-        outputs["video"], outputs["video_frames"] = args["video"], frames
+        outputs["video"], outputs["video_frames"] = str(args["video"]), frames
         print(f"video: {args['video']} ({frames} frames of world {args['world']})")
     if args["json"]:
-        write_json(Path(args["json"]), {"task": args["task"], "agent": args["agent"],
+        write_json(args["json"], {"task": args["task"], "agent": args["agent"],
                                         **dataclasses.asdict(score), **outputs})
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(run(main, sys.argv[1:], "play"))

@@ -23,10 +23,21 @@ the best (success rate, then return) instead of the last one (rsl-rl, sb3).
 `resume=true` continues the latest earlier run of the task from its last segment
 checkpoint (`resume=<run dir or checkpoint>` picks one) up to `agent.max_iterations`
 in all; on the CPU backend the result equals the uninterrupted run's (rsl-rl, sb3).
+Resuming an sb3 or rl-games run unpickles its checkpoint, which can run code, so it needs
+`trust_checkpoint=true` even for a run of this machine (anyone who can write to runs_root
+could have put it there); rsl-rl checkpoints load weights-only and need nothing.
+
+Every value is checked before hydra creates the run directory
+(`orbitlab.rl.train.checks`): a bad one, a hydra-level error (an unknown key, a missing
+config group) or an unreadable / untrusted checkpoint is one line on stderr and exit
+status 2 (1 for a checkpoint), with the traceback under `verbose=true`.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -34,6 +45,7 @@ import hydra
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from orbitlab.cli import ArgumentError, UserError, wants_verbose
 from orbitlab.envs.evaluate import rollout
 from orbitlab.jsonio import write_json
 from orbitlab.rl.policies import load_policy
@@ -46,7 +58,8 @@ def settings_from(cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo,
     return TrainSettings(task=cfg.task.name, agent=OmegaConf.to_container(cfg.agent, resolve=True),
                          run_dir=run_dir, num_envs=int(cfg.num_envs), seed=int(cfg.seed),
                          backend=cfg.backend, device=device, rank=info.rank,
-                         world_size=info.world_size)
+                         world_size=info.world_size,
+                         trust_checkpoint=bool(cfg.get("trust_checkpoint", False)))
 
 
 def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int,
@@ -55,7 +68,8 @@ def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs:
     task's full difficulty (no curriculum); worlds from seed + `seed_offset`."""
     seed = settings.seed + seed_offset
     env = settings.make_env(num_envs=num_envs, seed=seed, evaluation=True)
-    policy = load_policy(env, checkpoint, run_cfg)
+    # trusted: a checkpoint this process wrote into the run directory it created
+    policy = load_policy(env, checkpoint, run_cfg, trust_checkpoint=True)
     with torch.inference_mode():
         score = rollout(env, policy=policy, seed=seed)
     env.close()
@@ -102,26 +116,66 @@ def export(checkpoint: Path) -> dict:
                          for k, v in vars(result).items()}}
 
 
+def discard_run_dir(run_dir: Path, runs_root: Path) -> None:
+    """Remove what hydra put into `run_dir` (.hydra/, the job log) and the directory, with
+    its empty parents below `runs_root`, if that leaves it empty: a run that failed on its
+    arguments leaves nothing behind."""
+    shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
+    for log in run_dir.glob("*.log"):
+        if log.stat().st_size == 0 or log.name == "train.log":
+            log.unlink(missing_ok=True)
+    root = runs_root.resolve()
+    for folder in (run_dir, *run_dir.parents):
+        if not folder.is_dir() or any(folder.iterdir()) or folder.resolve() == root:
+            break
+        folder.rmdir()
+        if root not in folder.resolve().parents:
+            break
+
+
 @hydra.main(version_base="1.3", config_path="../configs", config_name="train")
 def main(cfg: DictConfig) -> None:
+    run_dir = Path(hydra.core.hydra_config.HydraConfig.get().runtime.output_dir)
+    try:
+        module, info, settings = prepare(cfg, run_dir)
+    except UserError as error:
+        if int(os.getenv("RANK", "0")) == 0:
+            discard_run_dir(run_dir, Path(cfg.runs_root))
+        if cfg.verbose:
+            raise
+        print(f"train: {error}", file=sys.stderr)  # SystemExit: hydra logs no "Error executing"
+        raise SystemExit(2 if isinstance(error, ArgumentError) else 1) from None
+    train(cfg, module, info, settings)
+
+
+def prepare(cfg: DictConfig, output_dir: Path):
+    """(trainer module, process info, settings) of a checked config, its resume found."""
     library = cfg.agent.library
-    if int(cfg.eval_num_envs) < 0:
-        raise SystemExit(f"eval_num_envs must be >= 0 (0: no final evaluation), got "
-                         f"{cfg.eval_num_envs}")
-    if cfg.select_best and int(cfg.select_num_envs) < 1:
-        raise SystemExit(f"select_num_envs must be >= 1 with select_best, got "
-                         f"{cfg.select_num_envs}")
     module = trainer(library)
     info = dist.process_info()
     if info.distributed and library != "rsl_rl":
         raise SystemExit(f"torchrun runs rsl-rl only (agent library '{library}')")
     device = dist.init(info, cfg.device)
-    run_dir = dist.shared_run_dir(info, Path(hydra.core.hydra_config.HydraConfig.get()
-                                             .runtime.output_dir))
+    run_dir = dist.shared_run_dir(info, output_dir)
     settings = settings_from(cfg, run_dir, info, device)
     if cfg.resume:
-        settings.resume_from = module.resume_checkpoint(cfg.resume, Path(cfg.runs_root),
-                                                        settings.task, run_dir)
+        try:
+            settings.resume_from = module.resume_checkpoint(cfg.resume, Path(cfg.runs_root),
+                                                            settings.task, run_dir)
+        except (FileNotFoundError, ValueError) as error:
+            raise ArgumentError(str(error)) from None
+        if library != "rsl_rl":
+            from orbitlab.rl.checkpoints import require_trust
+
+            require_trust(settings.resume_from, settings.trust_checkpoint,
+                          f"the {library} checkpoint to resume")
+    return module, info, settings
+
+
+def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
+    """Train, then select, evaluate, write metrics.json and export (rank 0)."""
+    library = cfg.agent.library
+    run_dir = settings.run_dir
     torch.manual_seed(settings.seed)
     result = module.train(settings)
     print(f"{settings.task}: {result.iterations} iterations ({result.env_steps} env steps in "
@@ -163,5 +217,36 @@ def score_dict(score) -> dict:
     return dataclasses.asdict(score)
 
 
+def cli(argv: list[str]) -> int:
+    """Run `main` under hydra; an input error (hydra's own, or an orbitlab UserError) is one
+    line on stderr: status 2 for arguments, 1 for files (verbose=true: the traceback)."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    if wants_verbose(argv):
+        main()
+        return 0
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # hydra raises instead of printing several lines
+    try:
+        main()
+    except UserError as error:
+        print(f"train: {error}", file=sys.stderr)
+        return 2 if isinstance(error, ArgumentError) else 1
+    except (HydraException, OmegaConfBaseException) as error:
+        print(f"train: {one_line(error)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def one_line(error: BaseException) -> str:
+    """hydra's multi-line messages (and their cause) joined into one line."""
+    message = str(error).split("Config search path:")[0]  # hydra lists its search path
+    parts = [line.strip() for line in message.splitlines() if line.strip()]
+    cause = error.__cause__
+    if cause is not None and str(cause).strip():
+        parts.append(f"({str(cause).strip().splitlines()[0]})")
+    return " ".join(parts) or type(error).__name__
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(cli(sys.argv[1:]))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from orbitlab.demos import tools
-from orbitlab.demos.hdf5 import DemoReader, DemoWriter
+from orbitlab.demos.hdf5 import DemoReader, DemoWriter, partial_path
 from orbitlab.demos.record import env_args, make_cfg, make_env, record
 from orbitlab.demos.replay import replay_demo
 from orbitlab.devices import ScriptedCfg, ScriptedDevice
@@ -111,6 +111,7 @@ def test_sigkill_keeps_completed_demos(tmp_path):
     script = tmp_path / "cmds.npy"
     np.save(script, _commands())
     path = tmp_path / "killed.hdf5"
+    path.write_bytes(b"an earlier file")  # not touched: the session writes killed.hdf5.partial
     proc = subprocess.Popen(
         [sys.executable, "-u", str(ROOT / "scripts/record_demos.py"), "task=Detumble-RW",
          "device=scripted", f"script={script}", f"out={path}", "num_demos=100000",
@@ -124,6 +125,8 @@ def test_sigkill_keeps_completed_demos(tmp_path):
     finally:
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+    assert path.read_bytes() == b"an earlier file"
+    path = partial_path(path)
     with h5py.File(path, "r") as f:
         demos = list(f["data"])
         assert len(demos) >= 2

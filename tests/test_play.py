@@ -102,7 +102,9 @@ def test_play_turns_a_missing_viewer_into_a_clear_exit(rw_env, monkeypatch):
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     monkeypatch.setitem(sys.modules, "viser", None)
     args = script.parse(["num_envs=1", "viewer=true", "hold=false"])
-    with pytest.raises(SystemExit, match=r"orbitlab-sim\[viser\]"):
+    from orbitlab.cli import UserError
+
+    with pytest.raises(UserError, match=r"orbitlab-sim\[viser\]"):  # one line, status 1
         script.observers_for(args, rw_env)
 
 

@@ -89,7 +89,7 @@ def assert_same_weights(a: Path, b: Path) -> None:
 
 @pytest.mark.parametrize("agent, overrides, last", [
     ("rsl_rl_ppo", ["agent.num_steps_per_env=8"], "model_5.pt"),
-    pytest.param("sb3_ppo", ["agent.n_steps=8", "agent.batch_size=32"],
+    pytest.param("sb3_ppo", ["agent.n_steps=8", "agent.batch_size=32", "trust_checkpoint=true"],
                  "model_6.zip", marks=pytest.mark.slow),
 ])
 def test_resume_true_repeats_the_uninterrupted_run(tmp_path, agent, overrides, last):
@@ -163,10 +163,15 @@ def test_sb3_sac_and_rl_games_train_and_their_checkpoints_play(tmp_path):
         metrics = json.loads((run / "metrics.json").read_text())
         assert metrics["iterations"] == 2 and metrics["episodes"] == 2, name
         checkpoint = Path(metrics["checkpoint"])
-        result = subprocess.run([sys.executable, str(SCRIPT.parent / "play.py"),
-                                 f"checkpoint={checkpoint}", "num_envs=2", "max_steps=5"],
-                                check=False, capture_output=True, text=True, timeout=600)
+        play = [sys.executable, str(SCRIPT.parent / "play.py"), f"checkpoint={checkpoint}",
+                "num_envs=2", "max_steps=5"]
+        result = subprocess.run([*play, "trust_checkpoint=true"], check=False,
+                                capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, (name, result.stderr[-2000:])
+        # a pickle (sb3 zip, rl-games .pth) is not loaded unless trusted, and play says why
+        refused = subprocess.run(play, check=False, capture_output=True, text=True, timeout=600)
+        assert refused.returncode == 1 and "unpickling can run code" in refused.stderr, name
+        assert "Traceback" not in refused.stderr
 
 
 @pytest.mark.slow

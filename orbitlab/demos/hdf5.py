@@ -15,16 +15,31 @@
                                 here it is a dataset (it can exceed an attr's 64 KiB)
     mask/train, mask/valid      demo names (bytes)
 
-Robustness: each demo is written in one burst when its episode ends, then `data` attrs and
-masks are updated and the file is flushed, so a process killed between demos (SIGKILL
-included) leaves a valid file holding every completed demo; a new file is valid from the
-start (total 0, empty masks). The default HDF5 format is used (no superblock-v3
-"open for writing" flag that would block reading after a crash).
+Robustness (no finished demo is ever lost, no existing file is ever destroyed):
+* `DemoWriter(path)` writes to `<path>.partial` and renames it to `path` when it is closed
+  (also after Ctrl-C). An existing `path` is only replaced by a file holding at least one
+  demo; a `<path>.partial` left by a killed session is refused, not overwritten.
+* Each demo is written in one burst when its episode ends, then `data` attrs and masks are
+  updated and the file is flushed, so a process killed between demos (SIGKILL included)
+  leaves a valid `<path>.partial` holding every completed demo; a new file is valid from
+  the start (total 0, empty masks). The default HDF5 format is used (no superblock-v3
+  "open for writing" flag that would block reading after a crash).
+* Before a demo is written, the free space of the file system is checked against a
+  generous bound of its size (`DiskFullError` otherwise): HDF5 cannot keep a file
+  consistent when a metadata write fails half way, so the disk must not fill up under it.
+  A write that fails anyway (an I/O error) removes the half-written group, and the
+  writer refuses further demos; the file stays readable.
+* `DemoReader` ignores demo groups that are incomplete (a kill during their write), and
+  says so (`DemoReader.skipped`, and a warning); a file HDF5 cannot read is a
+  `DemoFileError` naming it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -32,8 +47,13 @@ from typing import Any, Self
 import h5py
 import numpy as np
 
+from orbitlab.cli import UserError
 from orbitlab.envs.state import StateLayout
 
+REQUIRED = ("obs", "next_obs", "actions", "rewards", "dones", "states", "initial_state")
+"""Members every complete demo group has (written in this order, `num_samples` attr last)."""
+SPACE_FACTOR, SPACE_MARGIN_B = 1.25, 256 * 1024
+"""A demo is written only with SPACE_FACTOR x its uncompressed size + SPACE_MARGIN_B free."""
 STATE_CHUNK = (64, 256)
 """Chunk shape of `states` (rows, columns): columns are blocked so that consecutive rows of
 a slowly changing block (e.g. a generator state) fall inside gzip's 32 KiB window."""
@@ -67,6 +87,20 @@ class EpisodeBuffer:
         return len(self.actions)
 
 
+class DemoFileError(UserError):
+    """A demo file that cannot be read, or written without losing data."""
+
+
+class DiskFullError(DemoFileError, OSError):
+    """Not enough free space to write the next demo safely."""
+
+
+def partial_path(path: str | Path) -> Path:
+    """Where `DemoWriter(path)` writes until it is closed: `<path>.partial`."""
+    path = Path(path)
+    return path.with_name(path.name + ".partial")
+
+
 def _json(obj: Any) -> str:
     return json.dumps(obj, default=repr)
 
@@ -76,8 +110,20 @@ class DemoWriter:
 
     def __init__(self, path: str | Path, env_args: dict[str, Any], compression: bool = True):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = h5py.File(self.path, "w")
+        self.partial = partial_path(self.path)
+        if self.partial.exists():
+            raise DemoFileError(f"{self.partial} exists (demos of an interrupted session?): "
+                                f"rename it to keep them, or delete it")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = h5py.File(self.partial, "x")
+        except OSError as error:
+            raise DemoFileError(f"cannot write demos to {self.partial}: "
+                                f"{_reason(error)}") from None
+        self.failed: str | None = None
+        """Why the writer stopped taking demos (a write failed), or None."""
+        self.saved_to: Path | None = None
+        """Where the demos are once closed: `path`, `<path>.partial`, or None (none kept)."""
         self.compression = compression
         self.data = self.file.create_group("data")
         self.data.attrs["total"] = 0
@@ -100,9 +146,44 @@ class DemoWriter:
         """Write one episode as the next demo; returns its name ('demo_<i>')."""
         if not len(episode):
             raise ValueError("an episode with no steps cannot be a demo")
+        if self.failed is not None:
+            raise DemoFileError(f"{self.partial}: no more demos after a failed write "
+                                f"({self.failed})")
         name = f"demo_{len(self.names)}"
         layout = StateLayout.from_state(episode.states)
         states = np.concatenate([layout.flatten(s) for s in episode.states])
+        self._check_space(name, episode, states)
+        try:
+            self._write(name, episode, states, layout, attrs)
+        except OSError as error:  # an I/O error under HDF5: drop the half-written group
+            self.failed = _reason(error)
+            try:
+                if name in self.data:
+                    del self.data[name]
+                self.file.flush()
+            except (OSError, RuntimeError):
+                pass
+            raise DemoFileError(f"writing {name} failed ({self.failed}): recording "
+                                f"stopped") from None
+        return name
+
+    def _check_space(self, name: str, episode: EpisodeBuffer, states: np.ndarray) -> None:
+        """DiskFullError unless the file system has room for this demo with a margin."""
+        size = states.nbytes + states[0].nbytes + sum(
+            np.asarray(v).nbytes for series in (episode.obs, episode.next_obs)
+            for values in series.values() for v in values)
+        size += len(episode) * (len(episode.actions[0]) * 4 + 9)
+        needed = int(SPACE_FACTOR * size) + SPACE_MARGIN_B
+        free = shutil.disk_usage(self.partial.parent).free
+        if free < needed:
+            self.failed = "disk full"
+            raise DiskFullError(f"not enough free space for {name} in {self.partial.parent} "
+                                f"({free / 2**20:.2f} MiB free, {needed / 2**20:.2f} MiB "
+                                f"needed): recording stopped")
+
+    def _write(self, name: str, episode: EpisodeBuffer, states: np.ndarray,
+               layout: StateLayout, attrs: dict[str, Any] | None) -> None:
+        """The demo group, then the file's totals and masks, then a flush."""
         grp = self.data.create_group(name)
         for key, series in (("obs", episode.obs), ("next_obs", episode.next_obs)):
             sub = grp.create_group(key)
@@ -118,10 +199,10 @@ class DemoWriter:
                        "shuffle": True}
         grp.create_dataset("states", data=states, **options)
         grp.create_dataset("initial_state", data=states[0])
-        grp.attrs["num_samples"] = len(episode)
-        grp.attrs["state_layout"] = layout.to_json()
         for key, value in (attrs or {}).items():
             grp.attrs[key] = value
+        grp.attrs["state_layout"] = layout.to_json()
+        grp.attrs["num_samples"] = len(episode)  # last: marks the group complete
         self.names.append(name)
         self.total += len(episode)
         if "state_layout" not in self.data.attrs:
@@ -129,12 +210,24 @@ class DemoWriter:
         self.data.attrs["total"] = self.total
         self._write_masks()
         self.file.flush()
-        return name
 
     def close(self) -> None:
-        if self.file.id.valid:
+        """Close the file and move it to `path` (see the module docstring): an existing
+        `path` is replaced only by a file with demos; after a failed write the partial
+        file stays where it is unless `path` does not exist."""
+        if not self.file.id.valid:
+            return
+        try:
             self.file.flush()
+        finally:
             self.file.close()
+        if not self.names and self.path.exists():
+            self.partial.unlink()  # an empty session never replaces a file
+        elif self.failed is None or not self.path.exists():
+            os.replace(self.partial, self.path)
+            self.saved_to = self.path
+        else:
+            self.saved_to = self.partial
 
     def __enter__(self) -> Self:
         return self
@@ -143,19 +236,65 @@ class DemoWriter:
         self.close()
 
 
+def _reason(error: OSError) -> str:
+    """The short reason of an OSError (strerror, or its first line)."""
+    return error.strerror or (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def incomplete(group: h5py.Group) -> str | None:
+    """What a demo group lacks (a member, or its `num_samples` attr), or None if complete."""
+    missing = [key for key in REQUIRED if key not in group]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if "num_samples" not in group.attrs or "state_layout" not in group.attrs:
+        return "missing its num_samples / state_layout attrs"
+    if group["states"].shape[0] != int(group.attrs["num_samples"]):
+        return "states and num_samples disagree"
+    return None
+
+
+def complete_demos(data: h5py.Group) -> tuple[list[str], dict[str, str]]:
+    """(complete demo names in numeric order, {incomplete name: what it lacks})."""
+    names = [n for n in data if n.startswith("demo_") and n[5:].isdigit()]
+    good, bad = [], {}
+    for name in sorted(names, key=lambda n: int(n[5:])):
+        problem = incomplete(data[name])
+        if problem is None:
+            good.append(name)
+        else:
+            bad[name] = problem
+    return good, bad
+
+
 class DemoReader:
     """Read access to a demo file: env args, demo names, arrays and decoded states."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.file = h5py.File(self.path, "r")
-        self.data = self.file["data"]
-        self.env_args: dict[str, Any] = json.loads(self.data.attrs["env_args"])
+        try:
+            self.file = h5py.File(self.path, "r")
+        except (OSError, ValueError) as error:
+            raise DemoFileError(f"{self.path} is not a readable HDF5 demo file: "
+                                f"{_reason(error) if isinstance(error, OSError) else error}"
+                                ) from None
+        try:
+            self.data = self.file["data"]
+            self.env_args: dict[str, Any] = json.loads(self.data.attrs["env_args"])
+            self._demos, self.skipped = complete_demos(self.data)
+        except (KeyError, ValueError, OSError, RuntimeError) as error:
+            self.file.close()
+            raise DemoFileError(f"{self.path} is not a readable demo file: "
+                                f"{(str(error).splitlines() or [type(error).__name__])[0]}"
+                                ) from None
+        if self.skipped:
+            warnings.warn(f"{self.path}: ignoring incomplete demo(s) "
+                          + "; ".join(f"{n} ({why})" for n, why in self.skipped.items()),
+                          stacklevel=2)
 
     @property
     def demos(self) -> list[str]:
-        """Demo names in numeric order."""
-        return sorted(self.data.keys(), key=lambda n: int(n.split("_")[-1]))
+        """Names of the complete demos in numeric order (incomplete ones: `skipped`)."""
+        return list(self._demos)
 
     def layout(self, demo: str) -> StateLayout:
         return StateLayout.from_json(self.data[demo].attrs["state_layout"])

@@ -3,25 +3,65 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import h5py
 import numpy as np
 
+from orbitlab.cli import ArgumentError
+from orbitlab.demos.hdf5 import DemoFileError, complete_demos
+
 
 def _demos(group: h5py.Group) -> list[str]:
-    return sorted(group.keys(), key=lambda n: int(n.split("_")[-1]))
+    """The complete demos of a `data` group (incomplete ones are left out)."""
+    return complete_demos(group)[0]
+
+
+def _open(path: str | Path, mode: str = "r") -> h5py.File:
+    """The HDF5 file at `path`; DemoFileError naming it when HDF5 cannot open it."""
+    try:
+        return h5py.File(path, mode)
+    except OSError as error:
+        raise DemoFileError(f"{path} is not a readable HDF5 demo file: "
+                            f"{error.strerror or str(error).splitlines()[0]}") from None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
 
 
 def merge(inputs: list[str | Path], output: str | Path) -> int:
-    """Copy every demo of `inputs` (in order) into a new file, renumbered demo_0..;
-    masks are concatenated (renamed). env_args come from the first file. Returns the count."""
+    """Copy every complete demo of `inputs` (in order) into a new file, renumbered demo_0..;
+    masks are concatenated (renamed). env_args come from the first file. Returns the count.
+
+    The output is written to `<output>.partial` and renamed when complete; ArgumentError
+    when `output` is one of `inputs` (also through a link or another spelling).
+    """
+    output = Path(output)
+    for path in inputs:
+        if _same_file(Path(path), output):
+            raise ArgumentError(f"out={str(output)!r} is invalid: it is the input {path}; "
+                                f"merge writes a new file")
+    partial = output.with_name(output.name + ".partial")
+    try:
+        count = _merge_into(inputs, partial)
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
+
+
+def _merge_into(inputs: list[str | Path], output: Path) -> int:
+    """`merge` into `output`, which is created or overwritten."""
     names: dict[str, list[bytes]] = {"train": [], "valid": []}
     total, count = 0, 0
     with h5py.File(output, "w") as out:
         data = out.create_group("data")
         for k, path in enumerate(inputs):
-            with h5py.File(path, "r") as f:
+            with _open(path) as f:
+                if "data" not in f:
+                    raise DemoFileError(f"{path} is no demo file (no 'data' group)")
                 if k == 0:
                     for key, value in f["data"].attrs.items():
                         data.attrs[key] = value
@@ -48,7 +88,7 @@ def split(path: str | Path, valid_fraction: float = 0.1, seed: int = 0) -> tuple
     (at least one when there are two or more) is valid. Returns (train, valid) counts."""
     if not 0.0 <= valid_fraction < 1.0:
         raise ValueError(f"valid_fraction must be in [0, 1), got {valid_fraction}")
-    with h5py.File(path, "r+") as f:
+    with _open(path, "r+") as f:
         demos = _demos(f["data"])
         n_valid = round(valid_fraction * len(demos))
         if valid_fraction > 0 and len(demos) >= 2:
@@ -67,7 +107,7 @@ def split(path: str | Path, valid_fraction: float = 0.1, seed: int = 0) -> tuple
 def summary(path: str | Path) -> dict:
     """Demos, samples, episode lengths (min/mean/max) and the success rate where each demo
     carries a `success` attr."""
-    with h5py.File(path, "r") as f:
+    with _open(path) as f:
         data = f["data"]
         demos = _demos(data)
         lengths = np.array([int(data[d].attrs["num_samples"]) for d in demos])

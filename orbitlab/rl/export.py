@@ -29,8 +29,9 @@ differ by ~1e-7 of the scale; 1e-5 is ~100x that and far below any difference a
 policy's behaviour would show (a perturbed weight of 1e-3 is caught).
 
 Libraries: rsl-rl checkpoints of `scripts/train.py` runs (`model_<it>.pt` beside
-`.hydra/config.yaml`) and Stable-Baselines3 PPO / SAC models (`.zip`, with the run
-config passed as a dict, or none).
+`.hydra/config.yaml`, loaded weights-only) and Stable-Baselines3 PPO / SAC models (`.zip`,
+with the run config passed as a dict, or none; unpickled, so only with
+`trust_checkpoint=True`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+
+from orbitlab.rl.checkpoints import require_trust
 
 EXPORT_HINT = "pip install 'orbitlab-sim[export]'"
 OPSET = 18
@@ -293,16 +296,22 @@ def _sb3_normalizer(vec_normalize: Path | None) -> tuple[nn.Module, Callable | N
 
 
 def sb3_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int = 16,
-               vec_normalize: Path | None = None) -> PolicySource:
+               vec_normalize: Path | None = None, trust_checkpoint: bool = False
+               ) -> PolicySource:
     """The deterministic actor of a Stable-Baselines3 PPO or SAC model (`.zip`).
 
     SB3's observation preprocessing is included: the float cast and flattening of a Box
-    observation and, with `vec_normalize` (a pickled VecNormalize - unpickled, so only
-    pass files you trust), its observation normalization. PPO gives the unclipped Gaussian mean, SAC the tanh-squashed one.
+    observation and, with `vec_normalize` (a pickled VecNormalize), its observation
+    normalization. PPO gives the unclipped Gaussian mean, SAC the tanh-squashed one.
+    Both files are unpickled, which can run code: UntrustedCheckpointError unless
+    `trust_checkpoint`.
     """
     import gymnasium as gym
     from stable_baselines3 import SAC
 
+    require_trust(checkpoint, trust_checkpoint, "the Stable-Baselines3 model")
+    if vec_normalize is not None:
+        require_trust(vec_normalize, trust_checkpoint, "the VecNormalize pickle")
     model = _sb3_model(checkpoint)
     policy = model.policy
     policy.set_training_mode(False)
@@ -448,8 +457,8 @@ def verify_exports(reference: Reference, jit_path: Path, onnx_path: Path, obs: t
 
 # ------------------------------------------------------------------ entry point
 def load_source(checkpoint: str | Path, run_cfg: dict[str, Any] | None = None,
-                num_real_obs: int = 16, vec_normalize: str | Path | None = None
-                ) -> PolicySource:
+                num_real_obs: int = 16, vec_normalize: str | Path | None = None,
+                trust_checkpoint: bool = False) -> PolicySource:
     """The exportable actor of `checkpoint`, whichever library trained it."""
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
@@ -458,7 +467,8 @@ def load_source(checkpoint: str | Path, run_cfg: dict[str, Any] | None = None,
     library = _library(checkpoint, run_cfg)
     if library == "sb3":
         return sb3_source(checkpoint, run_cfg, num_real_obs,
-                          None if vec_normalize is None else Path(vec_normalize))
+                          None if vec_normalize is None else Path(vec_normalize),
+                          trust_checkpoint)
     if vec_normalize is not None:
         raise ValueError("vec_normalize applies to Stable-Baselines3 models only")
     return _SOURCES[library](checkpoint, run_cfg, num_real_obs)
@@ -467,7 +477,8 @@ def load_source(checkpoint: str | Path, run_cfg: dict[str, Any] | None = None,
 def export_policy(checkpoint: str | Path, out_dir: str | Path | None = None, *,
                   run_cfg: dict[str, Any] | None = None, rtol: float = DEFAULT_RTOL,
                   num_random_obs: int = 256, num_real_obs: int = 16,
-                  vec_normalize: str | Path | None = None) -> ExportResult:
+                  vec_normalize: str | Path | None = None,
+                  trust_checkpoint: bool = False) -> ExportResult:
     """Write `policy.pt` (TorchScript) and `policy.onnx` of `checkpoint`'s deterministic actor.
 
     `out_dir` defaults to `<checkpoint's directory>/exported`. `run_cfg` is the run's
@@ -475,11 +486,12 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path | None = None, *,
     needs none). The files are checked against the checkpoint's actor on the task's
     observations (`num_real_obs` worlds; `num_random_obs` standard normal ones if the run
     names no task) before they replace earlier exports; ExportMismatchError if they differ
-    by more than `rtol` of the action scale (module docstring).
+    by more than `rtol` of the action scale (module docstring). rsl-rl checkpoints load
+    weights-only; SB3 models and `vec_normalize` are pickles and need `trust_checkpoint`.
     """
     _require_onnx()
     checkpoint = Path(checkpoint)
-    source = load_source(checkpoint, run_cfg, num_real_obs, vec_normalize)
+    source = load_source(checkpoint, run_cfg, num_real_obs, vec_normalize, trust_checkpoint)
     out = Path(out_dir) if out_dir is not None else checkpoint.resolve().parent / "exported"
     out.mkdir(parents=True, exist_ok=True)
     jit_path, onnx_path = out / "policy.pt", out / "policy.onnx"

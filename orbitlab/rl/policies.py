@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.rl.checkpoints import CheckpointError, require_trust
 
 Policy = Callable[[], torch.Tensor]
 """Returns the next (num_envs, action_dim) actions for the env's current observations."""
@@ -21,8 +22,11 @@ Policy = Callable[[], torch.Tensor]
 def run_config(checkpoint: str | Path) -> dict[str, Any]:
     """The resolved train config of the run that wrote `checkpoint`: the
     `.hydra/config.yaml` of its directory or of the nearest parent (rl-games keeps
-    checkpoints in `<run>/nn/`)."""
+    checkpoints in `<run>/nn/`). FileNotFoundError without one; CheckpointError when it is
+    not readable."""
+    import yaml
     from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
     checkpoint = Path(checkpoint)
     if not checkpoint.exists():
@@ -33,12 +37,26 @@ def run_config(checkpoint: str | Path) -> dict[str, Any]:
         raise FileNotFoundError(f"no saved run config (.hydra/config.yaml) beside the "
                                 f"checkpoint {checkpoint} or above it")
     saved = found[0]
-    return OmegaConf.to_container(OmegaConf.load(saved), resolve=False)
+    try:
+        config = OmegaConf.to_container(OmegaConf.load(saved), resolve=False)
+    except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as error:
+        raise CheckpointError(f"run config {saved} is not readable: "
+                              f"{(str(error).strip().splitlines() or [''])[0]}") from None
+    agent, task = (config.get("agent"), config.get("task")) if isinstance(config, dict) else (0, 0)
+    if not isinstance(agent, dict) or not isinstance(task, dict) or "name" not in task:
+        raise CheckpointError(f"run config {saved} is no scripts/train.py config (it needs "
+                              f"agent: and task.name)")
+    return config
 
 
 def load_policy(env: ManagerBasedRLEnv, checkpoint: str | Path,
-                run_cfg: dict[str, Any] | None = None) -> Policy:
-    """A deterministic policy (the actor's mean action) reading `env`'s observations."""
+                run_cfg: dict[str, Any] | None = None, trust_checkpoint: bool = False) -> Policy:
+    """A deterministic policy (the actor's mean action) reading `env`'s observations.
+
+    rsl-rl checkpoints load weights-only (a crafted pickle is refused, CheckpointError);
+    sb3 and rl-games checkpoints are pickles, which can run code: they load only with
+    `trust_checkpoint` (else UntrustedCheckpointError).
+    """
     run_cfg = run_cfg if run_cfg is not None else run_config(checkpoint)
     agent = run_cfg["agent"]
     library = agent.get("library")
@@ -49,10 +67,12 @@ def load_policy(env: ManagerBasedRLEnv, checkpoint: str | Path,
     if library == "sb3":
         from orbitlab.rl.train.sb3 import load_policy as load
 
+        require_trust(checkpoint, trust_checkpoint, "the Stable-Baselines3 checkpoint")
         return load(env, Path(checkpoint), agent)
     if library == "rl_games":
         from orbitlab.rl.train.rl_games import load_policy as load
 
+        require_trust(checkpoint, trust_checkpoint, "the rl-games checkpoint")
         return load(env, Path(checkpoint), agent)
     raise ValueError(f"cannot load a policy trained with library '{library}' "
                      "(known: rsl_rl, sb3, rl_games)")

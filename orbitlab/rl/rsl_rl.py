@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
                       "pip install 'orbitlab-sim[rsl-rl]'") from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.rl.checkpoints import CheckpointError, load_torch_checkpoint
 
 
 class RslRlVecEnvWrapper(VecEnv):
@@ -131,6 +132,21 @@ class OrbitlabOnPolicyRunner(OnPolicyRunner):
 
     def save(self, path: str, infos: dict | None = None) -> None:
         super().save(path, {"resumable": self.resumable, **(infos or {})})
+
+    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True,
+             map_location: str | None = None) -> dict:
+        """rsl-rl's `load`, reading the file with `weights_only=True` (it unpickles with
+        weights_only=False, which runs whatever a crafted file asks); CheckpointError when
+        the file is unreadable or does not fit this runner's networks."""
+        loaded = load_torch_checkpoint(path, map_location or "cpu")
+        try:
+            if self.alg.load(loaded, load_cfg, strict):
+                self.current_learning_iteration = int(loaded["iter"])
+        except (KeyError, RuntimeError, ValueError, TypeError) as error:
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise CheckpointError(f"checkpoint {path} does not fit this run's rsl-rl "
+                                  f"networks: {first}") from error
+        return loaded.get("infos")
 
 
 def ppo_runner_cfg(num_steps_per_env: int = 32, hidden_dims: tuple[int, ...] = (64, 64),

@@ -61,3 +61,14 @@ def register_all() -> list[str]:
 
 
 register_all()
+
+
+def task_arg(key: str, value: str) -> str:
+    """An `orbitlab.cli` converter: `value` must name a registered task."""
+    from orbitlab.cli import bad
+
+    try:
+        task_entry(value)
+    except ValueError:
+        raise bad(key, value, f"expected a task: {', '.join(TASKS)}") from None
+    return value

@@ -24,7 +24,7 @@ class grow_range_on_success:
         self._apply(env, p["event"], p["param"], p["start"], p["final"])
 
     def state_dict(self) -> dict[str, float]:
-        return {"level": self.level}
+        return {"level": float(self.level)}  # a plain float: loads with weights_only
 
     def load_state_dict(self, state: dict[str, float], env) -> None:
         self.level = float(state["level"])

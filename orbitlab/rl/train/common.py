@@ -31,6 +31,8 @@ class TrainSettings:
     rank: int = 0
     """Process rank (torchrun), 0 when not distributed."""
     world_size: int = 1
+    trust_checkpoint: bool = False
+    """Allow resuming from a pickled (sb3, rl-games) checkpoint, which can run code."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def make_env(self, num_envs: int | None = None, seed: int | None = None,

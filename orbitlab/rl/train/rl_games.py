@@ -20,6 +20,7 @@ import torch
 from rl_games.common.algo_observer import IsaacAlgoObserver
 from rl_games.torch_runner import Runner
 
+from orbitlab.rl.checkpoints import require_trust
 from orbitlab.rl.rl_games import RlGamesVecEnvWrapper, register_rl_games_env
 from orbitlab.rl.train.common import TrainResult, TrainSettings, find_resume_checkpoint
 
@@ -51,6 +52,8 @@ def train(settings: TrainSettings) -> TrainResult:
     runner.load({"params": params})
     start_frames = 0
     if settings.resume_from is not None:
+        require_trust(settings.resume_from, settings.trust_checkpoint,
+                      "the rl-games checkpoint to resume")
         start_frames = int(torch.load(settings.resume_from, weights_only=False,
                                       map_location="cpu").get("frame", 0))
     began, interrupted = time.perf_counter(), False
@@ -62,6 +65,7 @@ def train(settings: TrainSettings) -> TrainResult:
     checkpoint = newest_checkpoint(settings.run_dir)
     if checkpoint is None:
         raise RuntimeError(f"rl-games wrote no checkpoint under {settings.run_dir / 'nn'}")
+    # written by this process into the run directory it created: its own file
     state = torch.load(checkpoint, weights_only=False, map_location="cpu")
     epochs = int(state.get("epoch", 0))
     frames = int(state.get("frame", 0))

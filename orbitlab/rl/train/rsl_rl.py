@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from orbitlab.rl.checkpoints import load_torch_checkpoint
 from orbitlab.rl.rsl_rl import OrbitlabOnPolicyRunner, RslRlVecEnvWrapper, runner_cfg_from_agent
 from orbitlab.rl.train.common import (
     TrainResult,
@@ -27,8 +28,8 @@ NEVER = 2**62
 
 def is_resumable(path: Path) -> bool:
     """Whether the checkpoint at `path` was written at a segment's end."""
-    infos = torch.load(path, weights_only=False, map_location="cpu").get("infos") or {}
-    return bool(infos.get("resumable"))
+    infos = load_torch_checkpoint(path).get("infos") or {}
+    return isinstance(infos, dict) and bool(infos.get("resumable"))
 
 
 def train(settings: TrainSettings) -> TrainResult:

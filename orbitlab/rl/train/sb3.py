@@ -20,6 +20,7 @@ from stable_baselines3.common.logger import configure
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from orbitlab.jsonio import write_json
+from orbitlab.rl.checkpoints import require_trust
 from orbitlab.rl.sb3 import Sb3VecEnvWrapper
 from orbitlab.rl.train.common import (
     TrainResult,
@@ -91,6 +92,8 @@ def train(settings: TrainSettings) -> TrainResult:
     per_iteration = steps_per_iteration(agent) * wrapper.num_envs
     start = 0
     if settings.resume_from is not None:
+        require_trust(settings.resume_from, settings.trust_checkpoint,
+                      "the Stable-Baselines3 checkpoint to resume")
         model = cls.load(settings.resume_from, env=wrapper, device="cpu")
         buffer = settings.resume_from.parent / REPLAY_BUFFER
         if isinstance(model, OffPolicyAlgorithm):
