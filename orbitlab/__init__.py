@@ -16,6 +16,10 @@ import warp as _wp
 # set warp.config.log_level = warp.LOG_INFO to see them.
 _wp.config.log_level = _wp.LOG_WARNING
 
+from orbitlab.quiet import init_warp as _init_warp
+
+_init_warp()  # no "CUDA driver not found" notice on CPU-only machines (orbitlab.quiet)
+
 from orbitlab.orbit.constants import CentralBodyCfg, OrbitInit
 from orbitlab.sim.data import OrbitData
 from orbitlab.sim.elements import (

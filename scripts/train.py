@@ -209,6 +209,10 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
             write_json(run_dir / "metrics.json", metrics)
         print(f"run directory: {run_dir}")
     dist.finish(info)
+    if result.interrupted:
+        print(f"interrupted: the last checkpoint is {result.checkpoint}; continue with "
+              f"resume={run_dir}", file=sys.stderr)
+        raise SystemExit(130)  # the shell's code for a run ended by Ctrl-C (SIGINT)
 
 
 def score_dict(score) -> dict:

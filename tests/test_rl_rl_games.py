@@ -90,3 +90,14 @@ def test_register_and_short_ppo_run(tmp_path, monkeypatch):
     runner.load({"params": params})
     runner.run({"train": True, "play": False, "checkpoint": None, "sigma": None})
     assert (tmp_path / "runs" / "test" / "nn").is_dir()
+
+
+def test_minibatch_fits_any_number_of_envs():
+    from orbitlab.rl.train.rl_games import fitting_minibatch
+
+    assert fitting_minibatch(8192, 32 * 256) == 8192
+    assert fitting_minibatch(8192, 32 * 128) == 4096  # was: "batch_size 4096 must be ..."
+    assert fitting_minibatch(8192, 32 * 100) == 3200
+    assert fitting_minibatch(1000, 32 * 100) == 800
+    with pytest.raises(ValueError, match="minibatch_size must be >= 1, got 0"):
+        fitting_minibatch(0, 64)

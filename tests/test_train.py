@@ -205,3 +205,26 @@ def test_torchrun_two_processes_share_one_run(tmp_path):
     assert len(runs) == 1  # rank 1's launcher directory was folded into rank 0's
     metrics = json.loads((runs[0] / "metrics.json").read_text())
     assert metrics["world_size"] == 2 and metrics["env_steps"] == 2 * 4 * 8
+
+
+def test_ctrl_c_exits_130_and_says_where_the_checkpoint_is(tmp_path, capsys):
+    import importlib.util
+    from types import SimpleNamespace
+
+    from omegaconf import OmegaConf
+
+    from orbitlab.rl.train import distributed as dist
+    from orbitlab.rl.train.common import TrainResult
+
+    spec = importlib.util.spec_from_file_location("train_cli", SCRIPT)
+    train_cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train_cli)
+    checkpoint = tmp_path / "model_3.pt"
+    module = SimpleNamespace(train=lambda settings: TrainResult(checkpoint, 3, 96, 1.0, True))
+    settings = SimpleNamespace(task="Detumble-RW", run_dir=tmp_path, seed=0)
+    cfg = OmegaConf.create({"agent": {"library": "rsl_rl"}})
+    with pytest.raises(SystemExit) as exit_info:
+        train_cli.train(cfg, module, dist.ProcessInfo(), settings)
+    assert exit_info.value.code == 130
+    assert f"interrupted: the last checkpoint is {checkpoint}" in capsys.readouterr().err
+    assert not (tmp_path / "metrics.json").exists()

@@ -113,18 +113,25 @@ def _require_onnx() -> tuple[Any, Any]:
     return onnx, onnxruntime
 
 
+QUIET_LOGGERS = ("torch.onnx", "onnxscript", "onnx_ir")
+"""Loggers whose INFO lines (optimizer passes, rewrite rules) an export hides."""
+
+
 @contextlib.contextmanager
 def _quiet():
-    """Swallow the chatter of rsl-rl's runner and torch.onnx (stdout, warnings, log)."""
-    logger = logging.getLogger("torch.onnx")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    """Swallow the chatter of rsl-rl's runner and torch.onnx (stdout, warnings, the INFO
+    logs of torch.onnx, onnxscript and onnx_ir)."""
+    loggers = [logging.getLogger(name) for name in QUIET_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
     try:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 # ------------------------------------------------------------------ run configs

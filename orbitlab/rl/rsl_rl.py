@@ -16,6 +16,8 @@ truncated (long), `extras["time_outs"]` (truncations, for value bootstrapping) a
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from typing import Any
 
@@ -192,8 +194,10 @@ def runner_cfg_from_agent(agent: dict[str, Any]) -> dict[str, Any]:
 def load_policy(env: ManagerBasedRLEnv, checkpoint: str, agent: dict[str, Any]):
     """A trained actor as `policy() -> actions` reading `env`'s current observations."""
     wrapper = RslRlVecEnvWrapper(env)
-    runner = OrbitlabOnPolicyRunner(wrapper, runner_cfg_from_agent(agent), log_dir=None,
-                            device=str(env.device))
+    # rsl-rl prints the whole network on every runner built: not for an evaluation
+    with contextlib.redirect_stdout(io.StringIO()):
+        runner = OrbitlabOnPolicyRunner(wrapper, runner_cfg_from_agent(agent), log_dir=None,
+                                        device=str(env.device))
     runner.load(checkpoint)
     actor = runner.get_inference_policy(device=str(env.device))
 

@@ -37,10 +37,25 @@ def params_for(agent: dict[str, Any], settings: TrainSettings, device: str) -> d
         config["max_epochs"] = int(agent["max_iterations"])
     if "save_interval" in agent:
         config["save_frequency"] = int(agent["save_interval"])
+    batch = int(config["horizon_length"]) * int(settings.num_envs)
+    for section in (config, config.get("central_value_config") or {}):
+        if "minibatch_size" in section:
+            section["minibatch_size"] = fitting_minibatch(int(section["minibatch_size"]), batch)
     params["seed"] = settings.seed
     if params.get("torch_threads") == "auto":
         params["torch_threads"] = 0  # keep the scene's single torch thread
     return params
+
+
+def fitting_minibatch(configured: int, batch: int) -> int:
+    """The largest minibatch <= `configured` that divides the batch (horizon_length x
+    num_envs samples), as rl-games requires: the configured size fits every num_envs."""
+    if configured < 1:
+        raise ValueError(f"agent.config.minibatch_size must be >= 1, got {configured}")
+    size = min(configured, batch)
+    while batch % size:
+        size -= 1
+    return size
 
 
 def train(settings: TrainSettings) -> TrainResult:
