@@ -238,11 +238,13 @@ class OrbitData:
         self.backend.forward(ids)
         self._loads.launch()
 
-    def step(self, nstep: int = 1) -> None:
+    def step(self, nstep: int = 1, check: bool = True) -> None:
         """Advance every world by `nstep` MuJoCo timesteps with the orbit layer.
 
         On a CUDA device the whole step (orbit kernel + MuJoCo-Warp) is captured
-        once as a CUDA graph and replayed; buffer overflows are checked once per call.
+        once as a CUDA graph and replayed; buffer overflows are checked once per call
+        (a blocking device-to-host copy). `check=False` skips that check: callers that
+        time the step (benchmarks) call `backend.check()` once afterwards instead.
         """
         derived = not self._switches.from_qpos
         if self.device.startswith("cuda"):
@@ -257,7 +259,8 @@ class OrbitData:
             for _ in range(nstep):
                 self._loads_and_advance.launch()
                 self.backend.step(derived=derived)
-        self.backend.check()
+        if check:
+            self.backend.check()
 
     def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
                   worlds: np.ndarray | list[int] | None = None) -> None:
