@@ -23,12 +23,13 @@ real compile time.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from orbitlab.jsonio import write_json
+from orbitlab.jsonio import json_safe, write_json
 
 
 def run_warp(args) -> dict:
@@ -39,10 +40,22 @@ def run_warp(args) -> dict:
     default = (1, 64, 512, 4096, 16384, 65536) if device.startswith("cuda") else (1, 64, 512)
     results = measure_physics_warp(WarpBenchCfg(nworlds=tuple(args.nworld or default),
                                                 steps=args.steps, trials=args.trials,
-                                                device=device))
+                                                device=device),
+                                   on_row=partial_writer(args, "physics"))
     print("physics benchmark (warp backend)")
     print(format_physics_warp(results))
     return results
+
+
+def partial_writer(args, mode: str):
+    """With --json, a callback that rewrites the file with the rows done so far and prints
+    the progress at once (a run cut short by a time limit keeps its finished rows)."""
+    def write(results: dict) -> None:
+        last = list(results)[-1]
+        print(f"[{mode}] {last}: {json.dumps(json_safe(results[last]))}", flush=True)
+        if args.json:
+            write_json(args.json, {mode: results, "partial": True})
+    return write
 
 
 def run_env(args) -> dict:
@@ -53,8 +66,10 @@ def run_env(args) -> dict:
     tasks = {name: orbitlab_tasks.task_entry(name).env_cfg for name in names}
     results = measure_env(EnvBenchCfg(tasks=tasks, num_envs=tuple(args.nworld or (1024, 4096)),
                                       steps=args.steps or 10, trials=args.trials or 5,
-                                      backend=args.backend))
-    print(f"env benchmark ({args.backend} backend, {os.cpu_count()} CPUs)")
+                                      backend=args.backend, device=args.device),
+                          on_row=partial_writer(args, "env"))
+    device = f", device {args.device}" if args.device else ""
+    print(f"env benchmark ({args.backend} backend{device}, {os.cpu_count()} CPUs)")
     print(format_env(results))
     if args.plot:
         plot_env(results, args.plot)
@@ -120,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
                              "train mode: default Detumble-RW")
     parser.add_argument("--plot", type=Path, help="env mode: throughput plot (PNG)")
     parser.add_argument("--backend", choices=["cpu", "warp"], default="cpu")
-    parser.add_argument("--device", default=None, help="Warp device for --backend warp")
+    parser.add_argument("--device", default=None,
+                        help="Warp device for --backend warp ('cuda:0', 'cpu'): physics, env "
+                             "and train modes; refused elsewhere")
     parser.add_argument("--nworld", type=int, nargs="+", default=None,
                         help="world counts (cpu: 1024 4096; warp: 1 .. 65536 on a GPU, "
                              "1 64 512 on Warp's CPU device; train: 256 1024)")
@@ -166,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("train mode needs --iterations >= 1, --warmup >= 0, --steps-per-env >= 1")
     if args.mode == "bridge" and any(k < 1 for k in args.clients):
         parser.error("--clients values must be >= 1")
+    if args.device is not None and (args.mode == "bridge"
+                                    or (args.backend == "cpu" and args.device != "cpu")):
+        parser.error(f"--device {args.device} applies to --backend warp in physics, env and "
+                     f"train modes only (got mode {args.mode}, --backend {args.backend})")
     if args.fresh_kernel_cache:
         import warp as wp
 

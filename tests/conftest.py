@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -48,6 +49,23 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
     ])
+
+
+def _warp_devices() -> list[str]:
+    forced = os.environ.get("ORBITLAB_TEST_DEVICE")
+    if forced:
+        return [forced]
+    import warp as wp
+
+    return ["cuda:0"] if wp.get_cuda_device_count() > 0 else ["cpu"]
+
+
+@pytest.fixture(scope="session", params=_warp_devices())
+def warp_device(request) -> str:
+    """Warp device of the tests that can run on a GPU: ORBITLAB_TEST_DEVICE when set (e.g.
+    'cuda:0', 'cpu'), else CUDA when Warp sees a GPU, else Warp's CPU device. The id
+    ([cpu], [cuda:0]) names the device in the test's name."""
+    return request.param
 
 
 @pytest.fixture

@@ -106,3 +106,33 @@ def test_bridge_benchmark_writes_the_documented_json(tmp_path):
 def test_bridge_benchmark_rejects_zero_clients():
     with pytest.raises(SystemExit):
         load_script().main(["bridge", "--clients", "0"])
+
+
+@pytest.mark.parametrize("argv", [["bridge", "--device", "cpu"],
+                                  ["physics", "--device", "cuda:0"],
+                                  ["env", "--device", "cuda:0"]])
+def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv, capsys):
+    with pytest.raises(SystemExit):
+        load_script().main(argv)
+    assert "applies to --backend warp" in capsys.readouterr().err
+
+
+def test_warp_physics_benchmark_writes_each_row_as_it_finishes(tmp_path, monkeypatch):
+    """The JSON on disk holds the finished rows while later ones run (a time limit keeps them)."""
+    pytest.importorskip("mujoco_warp")
+    from orbitlab.bench import physics_warp
+
+    out = tmp_path / "bench.json"
+    seen = []
+    real = physics_warp._measure_row
+
+    def row_then_look(model, orbit, device, nworld, cfg):
+        if nworld == 2:  # the second row starts: the first must already be on disk
+            seen.append(json.loads(out.read_text())["physics"])
+        return real(model, orbit, device, nworld, cfg)
+
+    monkeypatch.setattr(physics_warp, "_measure_row", row_then_look)
+    assert load_script().main(["physics", "--backend", "warp", "--device", "cpu", "--nworld",
+                               "1", "2", "--steps", "1", "--trials", "1", "--json", str(out)]) == 0
+    assert set(seen[0]) == {"meta", "1"}
+    assert set(json.loads(out.read_text())["physics"]) == {"meta", "1", "2"}

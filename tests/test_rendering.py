@@ -54,7 +54,6 @@ WALL = (slice(4, 60), slice(0, 12))  # inside the wall's front face (cols 0..15)
 MARKER_AT = (0.9, 0.0, 0.3)  # in view: image row ~6, column ~32
 MARKER_PIXEL = (6, 32)
 GL_FAILURE = "could not create an OpenGL context"
-WARP_DEVICE = os.environ.get("ORBITLAB_TEST_DEVICE", "cpu")
 
 
 @pytest.fixture(scope="module")
@@ -233,20 +232,20 @@ def test_gl_failure_lists_backends_and_fix(tmp_path):
 
 # ----------------------------------------------------------------------- warp engine
 @pytest.fixture(scope="module")
-def warp_data(model):
+def warp_data(model, warp_device):
     pytest.importorskip("mujoco_warp")
-    data = model.make_data(nworld=3, backend="warp", device=WARP_DEVICE)
+    data = model.make_data(nworld=3, backend="warp", device=warp_device)
     stage(data)
     return data
 
 
-def test_warp_batched_engine(warp_data):
+def test_warp_batched_engine(warp_data, warp_device):
     with CameraRenderer(warp_data, "eye", W, H) as renderer:
         assert renderer.engine == "warp" and renderer.gl_backend is None
         rgb, depth = renderer.render()
         assert rgb.shape == (3, H, W, 3) and rgb.dtype == torch.uint8
         assert depth.shape == (3, H, W) and depth.dtype == torch.float32
-        assert str(rgb.device) == str(torch.device(WARP_DEVICE))
+        assert str(rgb.device) == str(torch.device(warp_device))
         rgb, depth = rgb.cpu().numpy(), depth.cpu().numpy()
         check_scene(rgb, depth, renderer.far, rtol=1e-3)
         rgb_sub, depth_sub = renderer.render(worlds=[2, 0])
@@ -257,13 +256,13 @@ def test_warp_batched_engine(warp_data):
         assert rgb is None and depth.shape == (1, 24, 40)
 
 
-def test_opengl_engine_on_warp_backend_agrees(warp_data):
+def test_opengl_engine_on_warp_backend_agrees(warp_data, warp_device):
     """engine='opengl' copies the device state to the host; geometry matches 'warp'."""
     with CameraRenderer(warp_data, "eye", W, H) as batched:
         rgb_w, depth_w = (image.cpu().numpy() for image in batched.render())
     with gl_renderer(warp_data, "eye", W, H) as renderer:
         rgb, depth = renderer.render()
-        assert str(depth.device) == str(torch.device(WARP_DEVICE))
+        assert str(depth.device) == str(torch.device(warp_device))
         rgb, depth = rgb.cpu().numpy(), depth.cpu().numpy()
     check_scene(rgb, depth, renderer.far, rtol=0.01)
     # Both take one sample at each pixel centre: rasterisation and ray casting agree

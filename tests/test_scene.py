@@ -113,7 +113,7 @@ def test_scene_errors_name_the_culprit():
             torch.tensor([0]), "latch", False)
 
 
-def test_both_backends_give_the_same_sensor_truth():
+def test_both_backends_give_the_same_sensor_truth(warp_device):
     thrusters = ElementSet(thrusters=[
         ThrusterCfg(name="t", body_name="spacecraft", max_force=4.0,
                     position_body=(0.0, 0.3, 0.0))])
@@ -125,12 +125,14 @@ def test_both_backends_give_the_same_sensor_truth():
                                      "rel": RelativeNavCfg(target="target")})
         scene = scene_of({"sat": sat, "target": PassiveObjectCfg(mjcf="free_body",
                                                                  pos_m=(5.0, -3.0, 1.0))},
-                         num_envs=3, backend=backend, device="cpu" if backend == "warp" else None)
+                         num_envs=3, backend=backend,
+                         device=warp_device if backend == "warp" else None)
         scene.entities["sat"].set_root_state(scene.all_worlds, ang_vel_body=[0.01, -0.02, 0.03],
                                              lin_vel_mps=[0.01, 0.0, -0.02])
-        scene.actuators["sat/rcs"].set_command(torch.full((3, 1), 1.3, dtype=torch.float64))
+        scene.actuators["sat/rcs"].set_command(torch.full((3, 1), 1.3, dtype=torch.float64,
+                                                          device=scene.device))
         scene.step(50)
-        return {k: s.truth_value.numpy() for k, s in scene.sensors.items()}
+        return {k: s.truth_value.cpu().numpy() for k, s in scene.sensors.items()}
 
     cpu, warp = build("cpu"), build("warp")
     # The PWM thruster spun and pushed the body on both backends alike. MuJoCo-Warp

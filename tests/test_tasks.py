@@ -95,12 +95,13 @@ def test_baselines_reach_their_success_criterion(task):
 
 
 @pytest.mark.parametrize("task", list(orbitlab_tasks.TASKS))
-def test_every_task_runs_on_the_warp_backend(task):
+def test_every_task_runs_on_the_warp_backend(task, warp_device):
     pytest.importorskip("mujoco_warp")
     entry = orbitlab_tasks.task_entry(task)
     for source in (entry.env_cfg, entry.baseline_cfg):
-        env = ManagerBasedRLEnv(load_cfg(source, num_envs=2, backend="warp", device="cpu"))
-        action = torch.zeros(2, env.action_manager.total_dim)
+        env = ManagerBasedRLEnv(load_cfg(source, num_envs=2, backend="warp", device=warp_device))
+        assert str(env.device) == str(torch.device(warp_device))
+        action = torch.zeros(2, env.action_manager.total_dim, device=env.device)
         for _ in range(3):
             obs, reward, *_ = env.step(action)
         assert torch.isfinite(obs["policy"]).all() and torch.isfinite(reward).all()

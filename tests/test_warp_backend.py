@@ -1,12 +1,10 @@
-"""The MuJoCo-Warp backend (here on Warp's CPU device) against the CPU backend.
+"""The MuJoCo-Warp backend (on the `warp_device` fixture's device) against the CPU backend.
 
 MuJoCo-Warp keeps the multibody state in float32, so states agree to float32
 accuracy; the orbit layer (chief R, V, time) stays float64 on both backends.
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pytest
@@ -23,10 +21,6 @@ from orbitlab import (
 )
 
 pytest.importorskip("mujoco_warp")
-
-# Warp's CPU device in CI; scripts/gpu_check.sh runs the same tests with cuda:0.
-DEVICE = os.environ.get("ORBITLAB_TEST_DEVICE", "cpu")
-
 
 def spacecraft_spec(integrator: str = "Euler") -> SimSpec:
     spec = SimSpec.from_xml_string(free_body_xml(integrator=integrator, timestep=0.01))
@@ -54,11 +48,11 @@ def host(array) -> np.ndarray:
     return array if isinstance(array, np.ndarray) else array.numpy()
 
 
-def run_both(spec: SimSpec, nstep: int, setup=None, nworld: int = 3):
+def run_both(spec: SimSpec, nstep: int, setup=None, nworld: int = 3, *, device: str):
     model = spec.compile()
     datas = []
     for backend in ("cpu", "warp"):
-        kwargs = {"device": DEVICE} if backend == "warp" else {}
+        kwargs = {"device": device} if backend == "warp" else {}
         data = model.make_data(nworld=nworld, orbit=[circular_orbit(alt_km=350 + 20 * i)
                                                      for i in range(nworld)],
                                backend=backend, **kwargs)
@@ -81,27 +75,27 @@ def assert_states_agree(cpu, warp, rel: float = 1e-4):
     np.testing.assert_array_equal(host(warp.t), cpu.t)
 
 
-def test_tumbling_spacecraft_with_all_disturbances_matches_cpu():
+def test_tumbling_spacecraft_with_all_disturbances_matches_cpu(warp_device):
     def setup(data):
         set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (data.nworld, 1)))
 
-    cpu, warp = run_both(spacecraft_spec(), 100, setup)
+    cpu, warp = run_both(spacecraft_spec(), 100, setup, device=warp_device)
     assert np.abs(cpu.bind("qvel")[:, 3:]).max() > 0.01
     assert_states_agree(cpu, warp)
     np.testing.assert_allclose(host(warp.wrench_buffer), cpu.wrench_buffer, rtol=0,
                                atol=1e-4 * np.abs(cpu.wrench_buffer).max())
 
 
-def test_free_drift_of_an_offset_body_matches_cpu():
+def test_free_drift_of_an_offset_body_matches_cpu(warp_device):
     def setup(data):
         set_host(data, "qpos", np.tile([10.0, -3.0, 2.0, 1, 0, 0, 0], (data.nworld, 1)))
 
-    cpu, warp = run_both(spacecraft_spec(), 100, setup)
+    cpu, warp = run_both(spacecraft_spec(), 100, setup, device=warp_device)
     assert np.abs(cpu.bind("qvel")[:, :3]).max() > 1e-5  # differential gravity moved it
     assert_states_agree(cpu, warp)
 
 
-def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu():
+def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu(warp_device):
     spec = spacecraft_spec()
     spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft",
                                                    axis_body=[0, 0, 1], inertia=2e-3,
@@ -124,14 +118,14 @@ def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu():
             else:
                 target.fill_(value)
 
-    cpu, warp = run_both(spec, 100, setup)
+    cpu, warp = run_both(spec, 100, setup, device=warp_device)
     assert np.abs(cpu.bind("qvel")).max() > 1e-3
     assert_states_agree(cpu, warp)
     np.testing.assert_allclose(host(warp.wheel_momentum), cpu.wheel_momentum, rtol=1e-12)
     np.testing.assert_allclose(host(warp.cmg_angle), cpu.cmg_angle, rtol=1e-12)
 
 
-def test_contact_between_two_spacecraft_matches_cpu():
+def test_contact_between_two_spacecraft_matches_cpu(warp_device):
     xml = """
 <mujoco><option timestep="0.005"/><worldbody>
   <body name="chaser" pos="-0.6 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="20"/></body>
@@ -145,7 +139,7 @@ def test_contact_between_two_spacecraft_matches_cpu():
         qvel[:, 0] = 0.5  # chaser closes at 0.5 m/s: contact after ~1.4 s
         set_host(data, "qvel", qvel)
 
-    cpu, warp = run_both(spec, 400, setup, nworld=2)
+    cpu, warp = run_both(spec, 400, setup, nworld=2, device=warp_device)
     v = cpu.bind("qvel")
     assert v[0, 6] > 0.05  # the target was pushed: contact happened
     # Contact resolution in float32 vs float64: momentum and positions to 1e-3.
@@ -153,7 +147,7 @@ def test_contact_between_two_spacecraft_matches_cpu():
     np.testing.assert_allclose(host(warp.bind("qpos")), cpu.bind("qpos"), rtol=0, atol=1e-3)
 
 
-def test_contact_buffer_overflow_is_an_error_not_silent():
+def test_contact_buffer_overflow_is_an_error_not_silent(warp_device):
     xml = """
 <mujoco><option timestep="0.005"/><worldbody>
   <body name="a" pos="-0.26 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="20"/></body>
@@ -163,13 +157,13 @@ def test_contact_buffer_overflow_is_an_error_not_silent():
     from orbitlab.sim.backends.warp import contact_capacity
 
     assert contact_capacity(model.mj_model)[0] == 8  # one box pair, up to 8 points
-    data = model.make_data(backend="warp", device=DEVICE, orbit=circular_orbit(), nconmax=1)
+    data = model.make_data(backend="warp", device=warp_device, orbit=circular_orbit(), nconmax=1)
     set_host(data, "qvel", [[0.2, 0, 0, 0, 0, 0, -0.2, 0, 0, 0, 0, 0]])
     with pytest.raises(RuntimeError, match="buffer overflow in 1 world"):
         data.step(20)
 
 
-def test_articulated_scene_uses_derived_fields_and_matches_cpu():
+def test_articulated_scene_uses_derived_fields_and_matches_cpu(warp_device):
     xml = """
 <mujoco><option timestep="0.01"/><worldbody>
   <body name="hub"><freejoint/><geom type="sphere" size="0.2" mass="10"/>
@@ -183,12 +177,12 @@ def test_articulated_scene_uses_derived_fields_and_matches_cpu():
     def setup(data):
         set_host(data, "qvel", np.tile([0, 0, 0, 0, 0, 0.2, 1.0], (data.nworld, 1)))
 
-    cpu, warp = run_both(spec, 100, setup)
+    cpu, warp = run_both(spec, 100, setup, device=warp_device)
     assert cpu._switches.from_qpos == 0 and warp._switches.from_qpos == 0
     assert_states_agree(cpu, warp)
 
 
-def test_custom_central_body_applies_on_warp():
+def test_custom_central_body_applies_on_warp(warp_device):
     spec = spacecraft_spec()
     spec.orbit.central_body.gm = 4902.8  # Moon
     spec.orbit.central_body.radius = 1737.4
@@ -198,19 +192,19 @@ def test_custom_central_body_applies_on_warp():
 
     orbit = OrbitInit(R_eci=[1837.4, 0, 0], V_eci=[0, np.sqrt(4902.8 / 1837.4), 0])
     cpu = model.make_data(orbit=orbit)
-    warp = model.make_data(orbit=orbit, backend="warp", device=DEVICE)
+    warp = model.make_data(orbit=orbit, backend="warp", device=warp_device)
     cpu.step(50)
     warp.step(50)
     np.testing.assert_allclose(host(warp.R), cpu.R, rtol=0, atol=1e-10)
     assert np.linalg.norm(cpu.R[0]) < 1900  # it orbits the Moon, not the Earth
 
 
-def test_per_world_mass_randomization_on_warp():
+def test_per_world_mass_randomization_on_warp(warp_device):
     spec = spacecraft_spec()
     spec.orbit.use_drag = spec.orbit.use_srp = False  # the thruster is the only external force
     spec.orbit.add_thruster(ThrusterCfg(name="thr", body_name="spacecraft", max_force=1.0))
     model = spec.compile()
-    data = model.make_data(nworld=2, backend="warp", device=DEVICE, orbit=circular_orbit())
+    data = model.make_data(nworld=2, backend="warp", device=warp_device, orbit=circular_orbit())
     mass = data.expand("body_mass")
     host_mass = mass.numpy()
     host_mass[1, 1] = 200.0
@@ -222,14 +216,14 @@ def test_per_world_mass_randomization_on_warp():
     np.testing.assert_allclose(np.linalg.norm(feedback, axis=1), [1e-5, 0.5e-5], rtol=1e-12)
 
 
-def test_torch_views_share_device_memory():
+def test_torch_views_share_device_memory(warp_device):
     torch = pytest.importorskip("torch")
     model = spacecraft_spec().compile()
-    data = model.make_data(nworld=2, backend="warp", device=DEVICE, orbit=circular_orbit())
+    data = model.make_data(nworld=2, backend="warp", device=warp_device, orbit=circular_orbit())
     R = data.torch("R")
     assert isinstance(R, torch.Tensor) and R.shape == (2, 3)
     data.step()
-    np.testing.assert_array_equal(R.numpy(), data.R.numpy())  # the same memory, no copy
+    np.testing.assert_array_equal(R.cpu().numpy(), data.R.numpy())  # the same memory, no copy
 
 
 def test_warp_backend_needs_no_cpu_only_options():
@@ -238,26 +232,94 @@ def test_warp_backend_needs_no_cpu_only_options():
         model.make_data(device="cuda:0")
 
 
-@pytest.mark.skipif(not DEVICE.startswith("cuda"), reason="CUDA graphs need a GPU")
-def test_cuda_graph_replay_equals_the_plain_loop():
-    spec = spacecraft_spec()
-    model = spec.compile()
-    graph = model.make_data(nworld=64, backend="warp", device=DEVICE, orbit=circular_orbit())
-    loop = model.make_data(nworld=64, backend="warp", device=DEVICE, orbit=circular_orbit())
-    for data in (graph, loop):
-        set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (64, 1)))
-    graph.step(100)  # captured once, replayed
-    for _ in range(100):
-        loop._loads_and_advance.launch()
-        loop.backend.step(derived=False)
+def needs_cuda(device: str) -> None:
+    if not device.startswith("cuda"):
+        pytest.skip("CUDA graphs need a GPU (run with a GPU or ORBITLAB_TEST_DEVICE=cuda:0)")
+
+
+def plain_loop(data, nstep: int) -> None:
+    """What `data.step(nstep)` launches, one launch after another, without a graph."""
+    for _ in range(nstep):
+        data._loads_and_advance.launch()
+        data.backend.step(derived=not data._switches.from_qpos)
+    data.backend.check()
+
+
+def assert_bitwise_equal(graph, loop) -> None:
+    """Replaying the captured graph runs the very same kernels: results equal to the bit."""
     for name in ("qpos", "qvel"):
         np.testing.assert_array_equal(graph.bind(name).numpy(), loop.bind(name).numpy())
     np.testing.assert_array_equal(graph.R.numpy(), loop.R.numpy())
+    np.testing.assert_array_equal(graph.t.numpy(), loop.t.numpy())
 
 
-def test_reset_of_a_subset_of_worlds_on_warp():
+def graph_and_loop(model, nworld: int, device: str, qvel):
+    datas = [model.make_data(nworld=nworld, backend="warp", device=device,
+                             orbit=circular_orbit()) for _ in range(2)]
+    for data in datas:
+        set_host(data, "qvel", qvel)
+    return datas
+
+
+def test_cuda_graph_replay_equals_the_plain_loop(warp_device):
+    needs_cuda(warp_device)
     model = spacecraft_spec().compile()
-    data = model.make_data(nworld=3, backend="warp", device=DEVICE, orbit=circular_orbit())
+    graph, loop = graph_and_loop(model, 64, warp_device,
+                                 np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (64, 1)))
+    graph.step(100)  # captured once, replayed
+    plain_loop(loop, 100)
+    assert_bitwise_equal(graph, loop)
+
+
+def test_cuda_graph_replay_after_reset_and_expand(warp_device):
+    """reset() writes in place (the captured graph stays valid); expand() swaps a model
+    array, so the graph must be captured again: both keep replay equal to the loop."""
+    needs_cuda(warp_device)
+    model = spacecraft_spec().compile()
+    graph, loop = graph_and_loop(model, 8, warp_device,
+                                 np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (8, 1)))
+    graph.step(20)
+    plain_loop(loop, 20)
+    for data in (graph, loop):
+        data.reset(worlds=[1, 5])
+        set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, -0.02, 0.04, 0.01], (8, 1)))
+    graph.step(20)
+    plain_loop(loop, 20)
+    assert_bitwise_equal(graph, loop)
+    for data in (graph, loop):
+        mass = data.expand("body_mass")
+        values = mass.numpy()
+        values[3, 1] = 250.0
+        mass.assign(values)
+        data.forward()
+    graph.step(20)
+    plain_loop(loop, 20)
+    assert_bitwise_equal(graph, loop)
+    feedback = np.linalg.norm(graph.a_feedback.numpy(), axis=1)
+    assert feedback[3] < 0.5 * feedback[2]  # the recaptured graph sees the 2.5x heavier world
+
+
+def test_cuda_graph_replay_with_contact(warp_device):
+    needs_cuda(warp_device)
+    xml = """
+<mujoco><option timestep="0.005"/><worldbody>
+  <body name="chaser" pos="-0.6 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="20"/></body>
+  <body name="target" pos="0.6 0 0"><freejoint/><geom type="box" size="0.25 0.25 0.25" mass="40"/></body>
+</worldbody></mujoco>"""
+    spec = SimSpec.from_xml_string(xml)
+    spec.orbit.use_drag = spec.orbit.use_srp = False
+    qvel = np.zeros((4, 12))
+    qvel[:, 0] = 0.5  # the chaser closes at 0.5 m/s: contact after ~1.4 s
+    graph, loop = graph_and_loop(spec.compile(), 4, warp_device, qvel)
+    graph.step(400)
+    plain_loop(loop, 400)
+    assert graph.bind("qvel").numpy()[0, 6] > 0.05  # the target was pushed: contact happened
+    assert_bitwise_equal(graph, loop)
+
+
+def test_reset_of_a_subset_of_worlds_on_warp(warp_device):
+    model = spacecraft_spec().compile()
+    data = model.make_data(nworld=3, backend="warp", device=warp_device, orbit=circular_orbit())
     set_host(data, "qvel", np.tile([0.0, 0.0, 0.0, 0.1, 0.0, 0.0], (3, 1)))
     data.step(10)
     before = data.R.numpy().copy()

@@ -13,6 +13,7 @@ env step.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,8 @@ class EnvBenchCfg:
     trials: int = 5
     """Interleaved trials (median reported)."""
     backend: str = "cpu"
+    device: str | None = None
+    """Warp device for backend 'warp' ('cuda:0', 'cpu'; None: the env's default)."""
 
 
 def _time(fn, count: int) -> float:
@@ -42,7 +45,10 @@ def _time(fn, count: int) -> float:
 
 
 def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
-    env = ManagerBasedRLEnv(load_cfg(entry, num_envs=num_envs, backend=cfg.backend))
+    overrides = {"backend": cfg.backend}
+    if cfg.device is not None:
+        overrides["device"] = cfg.device
+    env = ManagerBasedRLEnv(load_cfg(entry, num_envs=num_envs, **overrides))
     gen = torch.Generator(device=env.device).manual_seed(0)
     dim = env.action_manager.total_dim
 
@@ -82,10 +88,20 @@ def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float
             "reset_10pct_over_step": t_reset / t_env}
 
 
-def measure_env(cfg: EnvBenchCfg) -> dict[str, dict[str, dict[str, float]]]:
-    """{task: {num_envs: {env_steps_per_s, physics_steps_per_s, framework_tax, ...}}}."""
-    return {task: {str(n): measure_task(entry, n, cfg) for n in cfg.num_envs}
-            for task, entry in cfg.tasks.items()}
+def measure_env(cfg: EnvBenchCfg, on_row: Callable[[dict], None] | None = None
+                ) -> dict[str, dict[str, dict[str, float]]]:
+    """{task: {num_envs: {env_steps_per_s, physics_steps_per_s, framework_tax, ...}}}.
+
+    `on_row(results)` is called after every (task, num_envs) row, so that a caller can
+    write what is done before a time limit cuts the run short.
+    """
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for task, entry in cfg.tasks.items():
+        for n in cfg.num_envs:
+            results.setdefault(task, {})[str(n)] = measure_task(entry, n, cfg)
+            if on_row is not None:
+                on_row(results)
+    return results
 
 
 def format_env(results) -> str:

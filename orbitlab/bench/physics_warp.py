@@ -2,14 +2,24 @@
 
 On a CUDA device both steppers are captured as CUDA graphs and replayed, with a
 synchronisation only around each timed trial; on Warp's CPU device they run as
-plain loops. GPU memory per world is the device memory in use after allocating
-the worlds, divided by their count (both steppers' data included).
+plain loops. Neither timed loop holds a blocking host read: the orbit-coupled
+stepper runs with `step(check=False)` and the buffer-overflow check (a
+device-to-host copy that the plain step does not have) runs once after the trials.
+
+GPU memory per world: after the worlds are allocated and both steppers have run
+once (graphs captured), the device is synchronised and Python's garbage collected,
+then the memory pool's bytes in use, less those in use before the allocation, are
+divided by the world count; `peak_pool_mb` is the pool's high-water mark so far
+(the sweep grows, so it is this row's peak). Without a memory pool the drop in the
+device's free memory is used instead (`memory_source`).
 """
 
 from __future__ import annotations
 
+import gc
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,8 +60,49 @@ def _plain_stepper(data):
     return lambda: wp.capture_launch(capture.graph)
 
 
-def measure_physics_warp(cfg: WarpBenchCfg) -> dict[str, dict[str, float]]:
-    """{nworld: {orbit_steps_per_s, plain_steps_per_s, orbit_tax, memory_per_world_kb, ...}}."""
+def _device_bytes(dev) -> tuple[int, str]:
+    """Bytes in use on CUDA device `dev` after a sync and a gc, and where they were read."""
+    wp.synchronize_device(dev)
+    gc.collect()
+    if wp.is_mempool_enabled(dev):
+        return wp.get_mempool_used_mem_current(dev), "mempool"
+    return dev.total_memory - dev.free_memory, "free_memory"
+
+
+def _measure_row(model, orbit, device: str, nworld: int, cfg: WarpBenchCfg) -> dict[str, float]:
+    dev = wp.get_device(device)
+    before, source = _device_bytes(dev) if dev.is_cuda else (0, None)
+    data = model.make_data(nworld=nworld, orbit=orbit, backend="warp", device=device)
+    data.step()  # capture the graph (CUDA) outside the timed trials, and warm up
+    plain = _plain_stepper(data)
+    plain()
+    used, _ = _device_bytes(dev) if dev.is_cuda else (0, None)
+
+    def orbit_step():
+        data.step(check=False)
+
+    orbit_rates, plain_rates = [], []
+    for _ in range(cfg.trials):
+        orbit_rates.append(_timed(orbit_step, device, nworld, cfg.steps))
+        plain_rates.append(_timed(plain, device, nworld, cfg.steps))
+    data.backend.check()  # once, outside the timed loops
+    orbit_rate, plain_rate = float(np.median(orbit_rates)), float(np.median(plain_rates))
+    return {"orbit_steps_per_s": orbit_rate, "plain_steps_per_s": plain_rate,
+            "orbit_tax": plain_rate / orbit_rate - 1.0,
+            "memory_per_world_kb": (used - before) / nworld / 1024.0 if dev.is_cuda else None,
+            "peak_pool_mb": (wp.get_mempool_used_mem_high(dev) / 2**20
+                             if dev.is_cuda and source == "mempool" else None),
+            "memory_source": source,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+
+
+def measure_physics_warp(cfg: WarpBenchCfg,
+                         on_row: Callable[[dict], None] | None = None) -> dict[str, dict]:
+    """{nworld: {orbit_steps_per_s, plain_steps_per_s, orbit_tax, memory_per_world_kb, ...}}.
+
+    `on_row(results)` is called after every row (and after the start-up), so that a
+    caller can write what is done before a time limit cuts the sweep short.
+    """
     from orbitlab.sim.backends.warp import default_device
 
     device = str(wp.get_device(cfg.device or default_device()))
@@ -63,33 +114,18 @@ def measure_physics_warp(cfg: WarpBenchCfg) -> dict[str, dict[str, float]]:
     first.step()
     startup_s = time.perf_counter() - start  # kernel compile (or cache load) + first step
     del first
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict] = {"meta": {"device": device, "startup_s": startup_s}}
+    if on_row is not None:
+        on_row(results)
     for nworld in cfg.nworlds:
-        dev = wp.get_device(device)
-        free_before = dev.free_memory if dev.is_cuda else 0
         try:
-            data = model.make_data(nworld=nworld, orbit=orbit, backend="warp", device=device)
+            results[str(nworld)] = _measure_row(model, orbit, device, nworld, cfg)
         except (RuntimeError, MemoryError) as error:  # out of device memory: stop the sweep
             results[str(nworld)] = {"error": str(error)[:200]}
             break
-        used = (free_before - dev.free_memory) if dev.is_cuda else 0
-        data.step()  # capture the graph (CUDA) outside the timed trials
-        plain = _plain_stepper(data)
-        plain()
-        orbit_rates, plain_rates = [], []
-        for _ in range(cfg.trials):
-            orbit_rates.append(_timed(data.step, device, nworld, cfg.steps))
-            plain_rates.append(_timed(plain, device, nworld, cfg.steps))
-        orbit_rate, plain_rate = float(np.median(orbit_rates)), float(np.median(plain_rates))
-        results[str(nworld)] = {
-            "orbit_steps_per_s": orbit_rate,
-            "plain_steps_per_s": plain_rate,
-            "orbit_tax": plain_rate / orbit_rate - 1.0,
-            "memory_per_world_kb": used / nworld / 1024.0 if dev.is_cuda else None,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        }
-        del data
-    results["meta"] = {"device": device, "startup_s": startup_s}
+        finally:
+            if on_row is not None:
+                on_row(results)
     return results
 
 
@@ -97,7 +133,7 @@ def format_physics_warp(results: dict) -> str:
     meta = results.get("meta", {})
     startup = meta.get("startup_s", float("nan"))
     header = (f"{'nworld':>8} {'orbit steps/s':>15} {'plain steps/s':>15} {'orbit tax':>10} "
-              f"{'KB/world':>9}")
+              f"{'KB/world':>9} {'pool peak MB':>12}")
     lines = [f"device {meta.get('device')}, kernel compile/load + first step: {startup:.1f} s",
              header]
     for nworld, row in results.items():
@@ -106,9 +142,10 @@ def format_physics_warp(results: dict) -> str:
         if "error" in row:
             lines.append(f"{nworld:>8} stopped: {row['error']}")
             continue
-        memory = row["memory_per_world_kb"]
+        memory, peak = row["memory_per_world_kb"], row.get("peak_pool_mb")
         memory_text = "n/a" if memory is None else f"{memory:.1f}"
+        peak_text = "n/a" if peak is None else f"{peak:.0f}"
         lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
                      f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
-                     f"{memory_text:>9}")
+                     f"{memory_text:>9} {peak_text:>12}")
     return "\n".join(lines)

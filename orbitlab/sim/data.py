@@ -272,12 +272,14 @@ class OrbitData:
         self.backend.forward(ids)
         self._loads.launch()
 
-    def step(self, nstep: int = 1) -> None:
+    def step(self, nstep: int = 1, check: bool = True) -> None:
         """Advance every healthy world by `nstep` MuJoCo timesteps with the orbit layer.
 
         A world found unhealthy (see `health`) is frozen instead. On a CUDA device the
         whole step (orbit kernel + MuJoCo-Warp) is captured once as a CUDA graph and
-        replayed; buffer overflows are checked once per call.
+        replayed; buffer overflows are checked once per call (a blocking device-to-host
+        copy). `check=False` skips that check: callers that time the step (benchmarks)
+        call `backend.check()` once afterwards instead.
         """
         if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 0:
             raise ValueError(f"nstep must be an integer >= 0, got {nstep!r}")
@@ -301,7 +303,8 @@ class OrbitData:
                 frozen = health_codes.any()
                 self.backend.step(derived=derived,
                                   worlds=np.flatnonzero(health_codes == 0) if frozen else None)
-        self.backend.check()
+        if check:
+            self.backend.check()
         self._mark_unstable(self.backend.unstable_worlds())
 
     def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
