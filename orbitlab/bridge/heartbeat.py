@@ -40,7 +40,8 @@ class HeartbeatMonitor:
 
     def __init__(self, context: zmq.Context, endpoint: str, bind: bool,
                  timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S, max_clients: int = 256,
-                 schema: FrameSchema | None = None, setup=None):
+                 schema: FrameSchema | None = None, setup=None,
+                 drop_connection_bytes: int = 65536):
         self.timeout_s = timeout_s
         self.max_clients = max_clients
         self.schema = schema or FrameSchema(FrameLimits(max_message_bytes=4096))
@@ -51,8 +52,10 @@ class HeartbeatMonitor:
         self._socket = context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.setsockopt(zmq.RCVHWM, 100)
-        # a larger frame makes ZeroMQ close the sender's connection before it is read
-        self._socket.setsockopt(zmq.MAXMSGSIZE, self.schema.limits.max_message_bytes)
+        # a frame over the schema's size is reported; one over this makes ZeroMQ close the
+        # sender's connection before it is read (100 queued frames: at most 6.4 MB)
+        self._socket.setsockopt(zmq.MAXMSGSIZE, max(drop_connection_bytes,
+                                                    self.schema.limits.max_message_bytes))
         self._socket.setsockopt(zmq.SUBSCRIBE, b"")
         if setup is not None:
             setup(self._socket)  # e.g. CURVE (`security`)

@@ -122,27 +122,28 @@ class FrameSchema:
         if len(message) > lim.max_fields:
             raise ProtocolError("too_many_fields", f"frame has {len(message)} fields, "
                                 f"max_fields is {lim.max_fields}")
-        for name in message:
-            if len(name) > lim.max_name_chars:
-                raise ProtocolError("too_long", f"field name {shown(name, 40)} has "
-                                    f"{len(name)} characters, max_name_chars is "
-                                    f"{lim.max_name_chars}")
-        for name in META_STRINGS:
-            _check_string(message, name, lim.max_name_chars)
-        for name in LONG_META_STRINGS:
-            _check_string(message, name, 4 * lim.max_name_chars)
+        if message and max(map(len, message)) > lim.max_name_chars:
+            name = next(n for n in message if len(n) > lim.max_name_chars)
+            raise ProtocolError("too_long", f"field name {shown(name, 40)} has "
+                                f"{len(name)} characters, max_name_chars is "
+                                f"{lim.max_name_chars}")
+        for name in _META.keys() & message.keys():
+            value = message[name]
+            if value is not None and (type(value) is not str
+                                      or len(value) > _META[name] * lim.max_name_chars):
+                _meta_error(name, value, _META[name] * lim.max_name_chars)
 
 
-def _check_string(message: dict[str, Any], name: str, max_chars: int) -> None:
-    value = message.get(name)
-    if value is None:
-        return
+_META = {**dict.fromkeys(META_STRINGS, 1), **dict.fromkeys(LONG_META_STRINGS, 4)}
+"""Meta field -> its longest value in units of `max_name_chars`."""
+
+
+def _meta_error(name: str, value: Any, max_chars: int) -> None:
     if type(value) is not str:
         raise ProtocolError("bad_type", f"'{name}' must be a string, got "
                             f"{type(value).__name__} {shown(value)}")
-    if len(value) > max_chars:
-        raise ProtocolError("too_long", f"'{name}' has {len(value)} characters, at most "
-                            f"{max_chars} allowed: {shown(value, 40)}")
+    raise ProtocolError("too_long", f"'{name}' has {len(value)} characters, at most "
+                        f"{max_chars} allowed: {shown(value, 40)}")
 
 
 def nesting_exceeds(value: Any, max_depth: int) -> bool:

@@ -56,7 +56,8 @@ HOUSEKEEPING_S = 0.02
 HOUSEKEEPING_IDLE_S = 0.25
 """Without telemetry for this long (wall s), housekeeping frames go out on their own."""
 HEARTBEAT_MAX_BYTES = 4096
-"""Largest heartbeat frame, bytes (a ping is ~40): larger ones close the sender's link."""
+"""Largest heartbeat frame read, bytes (a ping is ~40): larger ones are reported, and over
+64 KiB ZeroMQ closes the sender's connection."""
 __all__ = ["BridgeCfg", "BridgeServer", "BridgeStats", "HeartbeatThreadError"]
 
 
@@ -323,12 +324,16 @@ class BridgeServer:
         handled = 0
         if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
             handled = drain(self.sub, self.handle, self.cfg.max_drain)
-            for client in self._senders:
-                self.heartbeat.touch(client)
-            self._senders.clear()
+            self._touch_senders()
         if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
             self._housekeeping()  # no telemetry for a while (paused, slow ticks)
         return handled
+
+    def _touch_senders(self) -> None:
+        """Mark the clients whose commands the last drain took as heard (once per drain)."""
+        for client in self._senders:
+            self.heartbeat.touch(client)
+        self._senders.clear()
 
     def handle(self, frame: bytes) -> None:
         """Handle one frame from the command socket (never raises: bad input is rejected
