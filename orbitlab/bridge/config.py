@@ -63,13 +63,22 @@ class BridgeCfg:
     """Publisher rate limits count wall-clock instead of simulated seconds."""
     max_drain: int = 2000
     """Most command frames handled per service call (a flood cannot stall a tick)."""
+    max_drain_s: float = 0.002
+    """... and most wall seconds spent on them per call: rejected frames cost ~10x an
+    accepted command, so a flood of them is bounded in time, not only in count."""
+    shed_frame_bytes: int = 1024
+    """When a drain used all of `max_drain_s` (overload), waiting frames larger than this
+    (bytes; a command is ~150-700) are dropped unread and reported ('overloaded'): a
+    client's queue then holds at most `recv_hwm` x this (2 MB at the defaults) of frames
+    the bridge could not check yet."""
     max_command_rate_hz: float = 0.0
     """Inbound limit per command topic, wall Hz (0: none); excess frames are dropped."""
     send_hwm: int = 20000
     """Outgoing frames queued at most per subscriber (then dropped), bounding memory."""
-    recv_hwm: int = 20000
+    recv_hwm: int = 2000
     """Incoming frames queued at most per client (its queue; when full ZeroMQ stops reading
-    that client's connection until the bridge has caught up)."""
+    that client's connection until the bridge has caught up): 20 ms of 100 spacecraft x
+    1 kHz from one client, and with `shed_frame_bytes` what bounds a client's memory."""
     max_message_bytes: int = 65536
     """Larger frames (bytes) are dropped with a diagnostics message ('too_large')."""
     drop_connection_bytes: int = 262144
@@ -133,6 +142,8 @@ class BridgeStats:
     """Topic requests sent (first tries and retries)."""
     relayed: int = 0
     """Client frames relayed to the other clients (`BridgeCfg.relay_topics`)."""
+    shed: int = 0
+    """Frames over `shed_frame_bytes` dropped unread while overloaded."""
     internal_errors: int = 0
     """Frames whose handling raised unexpectedly (a bug): logged, reported, served on."""
 

@@ -47,7 +47,7 @@ from orbitlab.bridge.pacing import Pacer, PacerCfg
 from orbitlab.bridge.schema import FrameLimits, FrameSchema, shown
 from orbitlab.bridge.security import CurveServer, exposure_warning
 from orbitlab.bridge.topics import CommandSlot, TopicSpec, TopicTable
-from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames
+from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames, shed
 
 log = logging.getLogger("orbitlab.bridge")
 COMMAND_TYPES = {t.msg_type: t for t in protocol.COMMAND_TOPICS.values()}
@@ -320,13 +320,33 @@ class BridgeServer:
 
     # ---------------------------------------------------------------- inbound
     def service(self, timeout_s: float = 0.0) -> int:
-        """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames."""
+        """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames, for
+        at most `max_drain_s` (a flood of costly frames cannot stall the clock)."""
         handled = 0
         if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
-            handled = drain(self.sub, self.handle, self.cfg.max_drain)
+            c = self.cfg
+            until = time.monotonic() + c.max_drain_s
+            handled = drain(self.sub, self.handle, c.max_drain, until)
+            if handled >= 16 and time.monotonic() > until:
+                handled += self._shed()
             self._touch_senders()
         if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
             self._housekeeping()  # no telemetry for a while (paused, slow ticks)
+        return handled
+
+    def _shed(self) -> int:
+        """Overloaded (a drain used all of `max_drain_s`): drop waiting frames over
+        `shed_frame_bytes` unread, so that no client's queue holds more than recv_hwm x
+        shed_frame_bytes; returns how many others were handled."""
+        c = self.cfg
+        handled, dropped = shed(self.sub, self.handle, c.shed_frame_bytes, c.max_drain,
+                                time.monotonic() + c.max_drain_s)
+        if dropped:
+            self.stats.shed += dropped
+            self._diagnose("overloaded", f"{dropped} frames over shed_frame_bytes = "
+                           f"{c.shed_frame_bytes} dropped unread ({self.stats.shed} so far): "
+                           "frames arrive faster than the bridge can check them",
+                           level="warn")
         return handled
 
     def _touch_senders(self) -> None:
