@@ -78,6 +78,7 @@ class BridgeServer:
             raise ValueError(f"rate_hz and accel must be >= 0, got {c.rate_hz}, {c.accel}")
         self.schema = FrameSchema(frame_limits(c))
         """The command port's frame checks (`schema`)."""
+        self._max_bytes = c.max_message_bytes
         if bool(c.curve_secret_key_file) != bool(c.curve_clients_dir):
             raise ValueError("CURVE needs both curve_secret_key_file and curve_clients_dir, "
                              f"got {c.curve_secret_key_file!r} and {c.curve_clients_dir!r}")
@@ -359,7 +360,7 @@ class BridgeServer:
         """Handle one frame from the command socket (never raises: bad input is rejected
         and reported, anything unexpected counted as 'internal_error')."""
         try:
-            if len(frame) > self.cfg.max_message_bytes:
+            if len(frame) > self._max_bytes:
                 self.schema.check_size(frame)
             command = protocol.decode_command(frame)
             if command is not None and self._typed_command(command):
