@@ -28,6 +28,7 @@ import zmq
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.heartbeat import HeartbeatSender
+from orbitlab.bridge.security import client_setup
 from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames
 
 Key = tuple[str, str]
@@ -66,6 +67,11 @@ class ClientCfg:
     batch_io_threads: bool = True
     """Run this process's ZeroMQ I/O threads (every context's) under SCHED_BATCH (Linux; see
     `wire.batch_io_threads`)."""
+    curve_secret_key_file: str = ""
+    """This client's CURVE key file (`<name>.key_secret`), for a simulator with CURVE
+    (`security`); its public `<name>.key` must be in the simulator's curve_clients_dir."""
+    curve_server_key_file: str = ""
+    """The simulator's public key file (`<name>.key`)."""
 
 
 class Client:
@@ -82,9 +88,12 @@ class Client:
                             f"{cfg.namespaces!r}")
         self.cfg = cfg
         self.id = cfg.client_id or f"c{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        setup = client_setup(cfg.curve_secret_key_file, cfg.curve_server_key_file)
         self.context = zmq.Context()
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
+        if setup is not None:
+            setup(self.sub)
         self.sub.setsockopt(zmq.RCVHWM, cfg.hwm)
         for prefix in ([b""] if cfg.namespaces is None
                        else protocol.subscription_prefixes(cfg.namespaces)):
@@ -96,10 +105,12 @@ class Client:
         self.pub = self.context.socket(zmq.XPUB)
         self.pub.setsockopt(zmq.LINGER, 0)
         self.pub.setsockopt(zmq.SNDHWM, cfg.hwm)
+        if setup is not None:
+            setup(self.pub)
         command = f"tcp://{cfg.host}:{cfg.sub_port}"
         self.pub.bind(command) if cfg.bind else self.pub.connect(command)
         self.heartbeat = (HeartbeatSender(self.context, f"tcp://{cfg.host}:{cfg.heartbeat_port}",
-                                          bind=cfg.bind, client=self.id)
+                                          bind=cfg.bind, client=self.id, setup=setup)
                           if cfg.heartbeat else None)
         if cfg.batch_io_threads:
             batch_io_threads()

@@ -90,10 +90,11 @@ class ProtocolError(ValueError):
         self.code, self.topic = code, topic
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)
 def normalize(name: str) -> str:
     """Field-name key for matching: lowercased, underscores removed ('forceRequestBody' ->
-    'forcerequestbody', 'r_BN_N' -> 'rbnn'); cached, field names repeat in every message."""
+    'forcerequestbody', 'r_BN_N' -> 'rbnn'); cached (field names repeat in every message),
+    for the 1024 most recent names at most: clients choose them."""
     return name.lower().replace("_", "")
 
 
@@ -153,6 +154,8 @@ def decode(frame: bytes) -> dict[str, Any]:
             value = _DECODER.decode(frame)
         except (_msgspec.DecodeError, UnicodeDecodeError):
             value = _slow_decode(frame)
+        except RecursionError:
+            raise ProtocolError("too_deep", "frame nests too deeply to decode") from None
     else:
         value = _slow_decode(frame)
     if not isinstance(value, dict):
@@ -164,6 +167,8 @@ def decode(frame: bytes) -> dict[str, Any]:
 def _slow_decode(frame: bytes) -> Any:
     try:
         return json.loads(frame)
+    except RecursionError:
+        raise ProtocolError("too_deep", "frame nests too deeply to decode") from None
     except (ValueError, UnicodeDecodeError) as error:
         text = bytes(frame[:60]).decode("utf-8", "replace")
         raise ProtocolError("malformed_json", f"malformed JSON ({error}): {text!r}") from None
@@ -253,7 +258,7 @@ def _command_decoder():
         return None
     fields = [("namespace", str), ("msg_type", str | None, None),
               ("topic_name", str | None, None), ("timestamp", int | float | None, None),
-              ("time", float | None, None), ("stamp", dict | None, None),
+              ("time", float | None, None), ("stamp", dict[str, int | float] | None, None),
               ("client", str | None, None)]
     fields += [(name, list[float] | None, None) for name in _VECTOR_FIELDS]
     wire_command = _msgspec.defstruct("WireCommand", fields, forbid_unknown_fields=True)
@@ -268,7 +273,8 @@ def decode_command(frame: bytes):
 
     It succeeds only for a command spelled as the ROS 2 node and orbitlab's Client spell
     it: a string `namespace`, the usual meta fields, vector fields (Basilisk names) of
-    finite numbers and nothing else. Every other frame (pings, confirmations, other
+    finite numbers and nothing else (so it is a schema check too: nothing nests deeper
+    than the `stamp` object, and an unknown field fails at its name, before its value). Every other frame (pings, confirmations, other
     spellings, bad input) gives None and takes `decode` and the full checks, which give
     the error messages. ~2x faster than decoding to a dict and checking in Python.
     """

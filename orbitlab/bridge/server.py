@@ -20,8 +20,14 @@ With `relay_topics`, frames that clients publish on those (non-simulation) topic
 re-sent unchanged on the telemetry socket, so controllers can share data over the bridge
 (e.g. a leader's predicted trajectory for its followers).
 
-Bad input never stops the loop: each rejected message gives a log line and a message on
-/bridge/orbitlab/out/diagnostics ({level, code, message, topic, suppressed}).
+Bad input never stops the loop: every frame is checked against the frame schema before
+use (`schema`: size, nesting depth, field counts and names, meta types), and each rejected
+message gives a log line and a message on /bridge/orbitlab/out/diagnostics ({level, code,
+message, topic, suppressed}), both throttled to `diagnostics_per_s`. A frame whose
+handling raises anything else (a bug) is counted ('internal_error'), logged with its
+traceback and reported the same way, and the loop goes on. The heartbeat thread has the
+same per-frame guard; should it end anyway, `tick` raises HeartbeatThreadError here in the
+server's thread (the process does not run on headless).
 """
 
 from __future__ import annotations
@@ -29,16 +35,19 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Literal, Self
+from typing import Self
 
 import zmq
 
 from orbitlab.bridge import protocol
-from orbitlab.bridge.heartbeat import HeartbeatMonitor
+from orbitlab.bridge.config import BridgeCfg, BridgeStats, frame_limits
+from orbitlab.bridge.heartbeat import HeartbeatMonitor, HeartbeatThreadError
+from orbitlab.bridge.ownership import Claims
 from orbitlab.bridge.pacing import Pacer, PacerCfg
+from orbitlab.bridge.schema import FrameLimits, FrameSchema, shown
+from orbitlab.bridge.security import CurveServer, exposure_warning
 from orbitlab.bridge.topics import CommandSlot, TopicSpec, TopicTable
-from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames
+from orbitlab.bridge.wire import batch_io_threads, drain, send_frame, send_frames, shed
 
 log = logging.getLogger("orbitlab.bridge")
 COMMAND_TYPES = {t.msg_type: t for t in protocol.COMMAND_TOPICS.values()}
@@ -46,89 +55,10 @@ HOUSEKEEPING_S = 0.02
 """Wall seconds between two housekeeping frames (clock reset, topic requests) at least."""
 HOUSEKEEPING_IDLE_S = 0.25
 """Without telemetry for this long (wall s), housekeeping frames go out on their own."""
-
-
-@dataclass(kw_only=True)
-class BridgeCfg:
-    """Sockets, pacing and limits of the simulator side."""
-
-    host: str = "127.0.0.1"
-    """Interface to bind (and to connect to in 'ros' mode)."""
-    pub_port: int = protocol.PUB_PORT
-    """Telemetry PUB (bound); 0: a free port."""
-    sub_port: int = protocol.SUB_PORT
-    """Command SUB; 0 (hub mode only): a free port."""
-    heartbeat_port: int = protocol.HEARTBEAT_PORT
-    """Heartbeat SUB; 0 (hub mode only): a free port."""
-    mode: Literal["hub", "ros"] = "hub"
-    """'ros': as the public node expects (the node binds 5551/5552, the simulator connects);
-    'hub': the simulator binds all three, so any number of Clients can connect."""
-    rate_hz: float = 0.0
-    """Bridge tick rate in simulated Hz (rounded to whole physics steps); 0: every step."""
-    accel: float = 1.0
-    """Simulated seconds per wall second (1: real time); 0: as fast as possible."""
-    lockstep: bool = False
-    """Step only when every claimed command topic has a fresh message (see the module doc)."""
-    lockstep_topics: tuple[str, ...] | None = None
-    """Lockstep topics ('ns/topic' or full names); None: those claimed by live clients."""
-    lockstep_spin_s: float = 5e-4
-    """While waiting in lockstep, poll without blocking for this long before sleeping in the
-    poller (wall s): lower round-trip latency for some CPU."""
-    lockstep_republish_s: float = 0.1
-    """While waiting in lockstep, re-send the last state this often (wall s), for late joiners."""
-    require_bridge: bool = False
-    """Wait for a heartbeat at start and pause while the link is lost."""
-    heartbeat_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
-    """No ping for longer than this: link (or client) lost, s."""
-    topic_retry_s: float = protocol.TOPIC_RETRY_S
-    topic_retries: int = protocol.TOPIC_RETRIES
-    telemetry_rate_hz: float = 0.0
-    """Default publisher rate limit of telemetry topics without their own (sensors), Hz."""
-    rate_in_wall_clock: bool = False
-    """Publisher rate limits count wall-clock instead of simulated seconds."""
-    max_drain: int = 2000
-    """Most command frames handled per service call (a flood cannot stall a tick)."""
-    max_command_rate_hz: float = 0.0
-    """Inbound limit per command topic, wall Hz (0: none); excess frames are dropped."""
-    send_hwm: int = 20000
-    """Outgoing frames queued at most per subscriber (then dropped), bounding memory."""
-    recv_hwm: int = 20000
-    """Incoming frames queued at most per publisher."""
-    max_message_bytes: int = 65536
-    """Larger frames are refused by ZeroMQ (the sender is disconnected)."""
-    max_lag_s: float = 0.25
-    """Pacing: reset the schedule when behind by more than this, wall s."""
-    diagnostics_per_s: float = 50.0
-    """Diagnostics messages and log lines per wall second at most (the rest are counted)."""
-    batch_io_threads: bool = True
-    """Run this process's ZeroMQ I/O threads (every context's) under SCHED_BATCH (Linux) so
-    that sending does not hand the CPU to them frame by frame (see `wire.batch_io_threads`); ~+40% round trips at 100
-    spacecraft x 1 kHz on the 2-core reference machine."""
-    relay_topics: tuple[str, ...] = ()
-    """Topics ('ns/topic') that clients publish for each other (e.g. a leader's shared plan):
-    such a frame arriving on the command socket is re-sent unchanged on the telemetry socket
-    (and re-sent with the state while lockstep waits). They must not be simulation topics.
-    Empty (default): no relaying; every frame is handled as a command."""
-
-
-@dataclass
-class BridgeStats:
-    """Counters of a running bridge."""
-
-    ticks: int = 0
-    commands: int = 0
-    """Accepted command messages."""
-    rejected: dict[str, int] = field(default_factory=dict)
-    """Rejected messages by code."""
-    rate_dropped: int = 0
-    published: int = 0
-    paused_s: float = 0.0
-    lockstep_wait_s: float = 0.0
-    link_losses: int = 0
-    requests_sent: int = 0
-    """Topic requests sent (first tries and retries)."""
-    relayed: int = 0
-    """Client frames relayed to the other clients (`BridgeCfg.relay_topics`)."""
+HEARTBEAT_MAX_BYTES = 4096
+"""Largest heartbeat frame read, bytes (a ping is ~40): larger ones are reported, and over
+64 KiB ZeroMQ closes the sender's connection."""
+__all__ = ["BridgeCfg", "BridgeServer", "BridgeStats", "HeartbeatThreadError"]
 
 
 class BridgeServer:
@@ -146,6 +76,15 @@ class BridgeServer:
                              "heartbeat_port")
         if c.rate_hz < 0 or c.accel < 0:
             raise ValueError(f"rate_hz and accel must be >= 0, got {c.rate_hz}, {c.accel}")
+        self.schema = FrameSchema(frame_limits(c))
+        """The command port's frame checks (`schema`)."""
+        self._max_bytes = c.max_message_bytes
+        if bool(c.curve_secret_key_file) != bool(c.curve_clients_dir):
+            raise ValueError("CURVE needs both curve_secret_key_file and curve_clients_dir, "
+                             f"got {c.curve_secret_key_file!r} and {c.curve_clients_dir!r}")
+        warning = exposure_warning(c.host, bool(c.curve_secret_key_file))
+        if warning:
+            log.warning(warning)
         dt = sim.physics_dt
         self.nstep = max(1, round(1.0 / (c.rate_hz * dt))) if c.rate_hz > 0 else 1
         self.tick_s = self.nstep * dt
@@ -160,9 +99,15 @@ class BridgeServer:
         self.stats = BridgeStats()
         self.pacer = Pacer(PacerCfg(accel=c.accel, max_lag_s=c.max_lag_s))
         self.context = zmq.Context()
+        self.curve: CurveServer | None = None
         try:
+            if c.curve_secret_key_file:
+                self.curve = CurveServer(self.context, c.curve_secret_key_file,
+                                         c.curve_clients_dir)
             self._open_sockets()
         except BaseException:
+            if self.curve is not None:
+                self.curve.close()
             self.context.destroy(linger=0)
             raise
         if c.batch_io_threads:
@@ -177,10 +122,17 @@ class BridgeServer:
         self._fresh: list[CommandSlot] = []
         """Input slots that received a command since the last step (`CommandSlot.fresh`)."""
         self._routes: dict[tuple, tuple[CommandSlot, protocol.VectorParser]] = {}
-        """Commands' (namespace, topic_name, msg_type) -> their slot and payload parser."""
+        """Commands' (namespace, topic_name, msg_type) -> their slot and payload parser
+        (at most `max_routes` spellings)."""
+        self._relay_frames: dict[tuple[str, str], bytes] = {}
+        """The latest relayed frame per relay topic since the last state (re-sent with it)."""
+        self.claims = (Claims(self.heartbeat.alive, self.heartbeat.touch)
+                       if c.command_ownership else None)
+        """Command ownership per namespace (`BridgeCfg.command_ownership`), or None."""
         self._diag = {"window": time.monotonic(), "count": 0, "suppressed": 0}
         self._running = False
         self._closed = False
+        self._routes_full_reported = False
         self._next_housekeeping = -float("inf")
         self._published_at = -float("inf")
         """When telemetry was last sent, monotonic s."""
@@ -189,20 +141,29 @@ class BridgeServer:
     # ---------------------------------------------------------------- sockets
     def _open_sockets(self) -> None:
         c, hub = self.cfg, self.cfg.mode == "hub"
+        setup = self.curve.setup if self.curve is not None else None
         self.pub = self.context.socket(zmq.PUB)
         self.pub.setsockopt(zmq.LINGER, 0)
         self.pub.setsockopt(zmq.SNDHWM, c.send_hwm)
         self.sub = self.context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, c.recv_hwm)
-        self.sub.setsockopt(zmq.MAXMSGSIZE, c.max_message_bytes)
+        self.sub.setsockopt(zmq.MAXMSGSIZE, c.drop_connection_bytes)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        if setup is not None:
+            setup(self.pub)
+            setup(self.sub)
         pub = _bind(self.pub, c.host, c.pub_port)
         sub = _bind(self.sub, c.host, c.sub_port) if hub else _connect(self.sub, c.host,
                                                                         c.sub_port)
+        limits = self.schema.limits
         self.heartbeat = HeartbeatMonitor(
             self.context, f"tcp://{c.host}:{c.heartbeat_port or '*'}", bind=hub,
-            timeout_s=c.heartbeat_timeout_s)
+            timeout_s=c.heartbeat_timeout_s, max_clients=c.max_clients, setup=setup,
+            schema=FrameSchema(FrameLimits(
+                max_message_bytes=min(HEARTBEAT_MAX_BYTES, limits.max_message_bytes),
+                max_depth=limits.max_depth, max_fields=limits.max_fields,
+                max_name_chars=limits.max_name_chars)))
         hb = self.heartbeat.endpoint
         self.endpoints = {"telemetry": pub, "commands": sub, "heartbeat": hb}
         """Endpoints: the simulator's PUB (bound), command SUB and heartbeat SUB."""
@@ -217,6 +178,8 @@ class BridgeServer:
         self.heartbeat.close()
         self.pub.close(linger=0)
         self.sub.close(linger=0)
+        if self.curve is not None:
+            self.curve.close()
         self.context.term()
 
     def __enter__(self) -> Self:
@@ -274,7 +237,9 @@ class BridgeServer:
         return self.heartbeat.alive()
 
     def _check_link(self) -> bool:
-        """Handle link transitions; False when the simulation must pause."""
+        """Handle link transitions; False when the simulation must pause. Raises
+        HeartbeatThreadError when the heartbeat thread has died."""
+        self.heartbeat.check()
         up = self.heartbeat.alive()
         if up and not self._linked:
             log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
@@ -356,24 +321,51 @@ class BridgeServer:
 
     # ---------------------------------------------------------------- inbound
     def service(self, timeout_s: float = 0.0) -> int:
-        """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames."""
+        """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames, for
+        at most `max_drain_s` (a flood of costly frames cannot stall the clock)."""
         handled = 0
         if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
-            handled = drain(self.sub, self.handle, self.cfg.max_drain)
-            for client in self._senders:
-                self.heartbeat.touch(client)
-            self._senders.clear()
+            c = self.cfg
+            until = time.monotonic() + c.max_drain_s
+            handled = drain(self.sub, self.handle, c.max_drain, until)
+            if handled >= 16 and time.monotonic() > until:
+                handled += self._shed()
+            self._touch_senders()
         if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
             self._housekeeping()  # no telemetry for a while (paused, slow ticks)
         return handled
 
+    def _shed(self) -> int:
+        """Overloaded (a drain used all of `max_drain_s`): drop waiting frames over
+        `shed_frame_bytes` unread, so that no client's queue holds more than recv_hwm x
+        shed_frame_bytes; returns how many others were handled."""
+        c = self.cfg
+        handled, dropped = shed(self.sub, self.handle, c.shed_frame_bytes, c.max_drain,
+                                time.monotonic() + c.max_drain_s)
+        if dropped:
+            self.stats.shed += dropped
+            self._diagnose("overloaded", f"{dropped} frames over shed_frame_bytes = "
+                           f"{c.shed_frame_bytes} dropped unread ({self.stats.shed} so far): "
+                           "frames arrive faster than the bridge can check them",
+                           level="warn")
+        return handled
+
+    def _touch_senders(self) -> None:
+        """Mark the clients whose commands the last drain took as heard (once per drain)."""
+        for client in self._senders:
+            self.heartbeat.touch(client)
+        self._senders.clear()
+
     def handle(self, frame: bytes) -> None:
-        """Handle one frame from the command socket (never raises on bad input)."""
+        """Handle one frame from the command socket (never raises: bad input is rejected
+        and reported, anything unexpected counted as 'internal_error')."""
         try:
+            if len(frame) > self._max_bytes:
+                self.schema.check_size(frame)
             command = protocol.decode_command(frame)
             if command is not None and self._typed_command(command):
                 return
-            message = protocol.decode(frame)
+            message = self.schema.decode(frame)
             if "topic_confirmation" in message:
                 self._confirm(message)
             elif "clock_reset_ack" in message:
@@ -387,19 +379,36 @@ class BridgeServer:
         except protocol.ProtocolError as error:
             self.stats.rejected[error.code] = self.stats.rejected.get(error.code, 0) + 1
             self._diagnose(error.code, str(error), topic=error.topic)
+        except Exception as error:  # noqa: BLE001 - the per-frame guard: a bug, not input
+            try:
+                self._internal_error(error, frame)
+            except Exception:  # even reporting failed: the log line only
+                log.exception("bridge: handling a frame raised")
+
+    def _internal_error(self, error: Exception, frame: bytes) -> None:
+        """Count, log (with the traceback while not throttled) and report a frame whose
+        handling raised unexpectedly; the loop serves on."""
+        self.stats.internal_errors += 1
+        self.stats.rejected["internal_error"] = self.stats.rejected.get("internal_error", 0) + 1
+        if self._diagnose("internal_error", f"handling a frame raised {error!r} (a bridge "
+                          f"bug; frame: {shown(bytes(frame[:80]))})"):
+            log.error("bridge: traceback of the internal error", exc_info=error)
 
     def _command(self, message: dict) -> None:
+        # the schema made these strings (or None): hashable, of bounded length
         key = (message.get("namespace"), message.get("topic_name"), message.get("msg_type"))
         route = self._routes.get(key)
         if route is None:  # first command of this spelling: checked and routed once
-            route = self._routes[key] = self._route(*key, message)
+            route = self._route(*key, message)
+            if len(self._routes) < self.cfg.max_routes:
+                self._routes[key] = route
+            elif not self._routes_full_reported:
+                self._routes_full_reported = True
+                self._diagnose("too_many_routes", f"{self.cfg.max_routes} command spellings "
+                               "(max_routes) cached: new ones are routed on every frame",
+                               level="warn")
         slot, parse = route
-        client = message.get("client")
-        if client is None:
-            client = ""
-        elif type(client) is not str:
-            client = str(client)
-        self._accept(slot, parse(message), client)
+        self._accept(slot, parse(message), message.get("client") or "")
 
     def _typed_command(self, command) -> bool:
         """Take a `protocol.decode_command` result of an already routed topic whose vector is
@@ -419,6 +428,8 @@ class BridgeServer:
         inbound rate limit: then the frame is dropped) and note its sender as heard."""
         if client:
             self._senders.add(client)  # touched once per drain (`service`)
+        if self.claims is not None:
+            self.claims.admit(slot.spec.namespace, client, slot.spec.path)
         if slot.bucket is not None and not slot.bucket.take(time.monotonic()):
             slot.dropped += 1
             self.stats.rate_dropped += 1
@@ -463,10 +474,13 @@ class BridgeServer:
         if not handshake.success:
             log.info("bridge: %s not created on the other side", handshake.spec.path)
         spec = handshake.spec
+        client = message.get("client") or ""
+        if spec.direction == "in" and handshake.success and self.claims is not None:
+            self.claims.admit(spec.namespace, client, spec.path)
         if spec.direction == "in" and handshake.success and self.cfg.lockstep:
             slot = self.table.inputs[spec.key]
             if slot.owner is None:
-                slot.owner = str(message.get("client", ""))
+                slot.owner = client
 
     # ------------------------------------------------------------------ relay
     def _resolve_relay(self, names) -> frozenset[tuple[str, str]]:
@@ -491,12 +505,13 @@ class BridgeServer:
         """Re-send a client's frame on the telemetry socket (kept with the state's frames, so
         that lockstep's re-sending reaches late subscribers too)."""
         client = message.get("client")
-        if client is not None:
-            self.heartbeat.touch(str(client))
+        if client:
+            self._senders.add(client)
         if not send_frame(self.pub, frame):
             return
         self.stats.relayed += 1
-        self._last_frames.append(bytes(frame))
+        key = (message["namespace"], protocol.short_topic(message["topic_name"]))
+        self._relay_frames[key] = bytes(frame)  # the latest per relay topic: bounded
 
     # --------------------------------------------------------------- outbound
     def _send(self, message: dict) -> bytes | None:
@@ -527,6 +542,7 @@ class BridgeServer:
         sent = send_frames(self.pub, built)  # back to back (see `wire`)
         self.stats.published += sent
         self._last_frames = [f for f in frames if f is not None] + built[:sent]
+        self._relay_frames.clear()
         self._published_at = time.monotonic()
         self._housekeeping()
 
@@ -535,6 +551,8 @@ class BridgeServer:
             self._publish_state()
             return
         send_frames(self.pub, self._last_frames)
+        if self._relay_frames:
+            send_frames(self.pub, list(self._relay_frames.values()))
         self._published_at = time.monotonic()
         self._housekeeping()
 
@@ -551,6 +569,7 @@ class BridgeServer:
         if now < self._next_housekeeping:
             return
         self._next_housekeeping = now + HOUSEKEEPING_S
+        self._heartbeat_reports()
         c = self.cfg
         clock = self._clock
         if (not clock["acked"] and clock["sent"] < c.topic_retries
@@ -569,14 +588,26 @@ class BridgeServer:
             self._send(protocol.topic_request(s.namespace, s.msg_type, s.topic, s.direction))
             return
 
-    def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error") -> None:
-        """A log line and a diagnostics message, at most `diagnostics_per_s` per second."""
+    def _heartbeat_reports(self) -> None:
+        """Report what the heartbeat thread rejected (it cannot use the telemetry socket);
+        raises HeartbeatThreadError when that thread has died."""
+        hb = self.heartbeat
+        hb.check()
+        while hb.reports:
+            code, message = hb.reports.popleft()
+            self.stats.rejected[code] = self.stats.rejected.get(code, 0) + 1
+            self._diagnose(code, message, level="warn")
+
+    def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error"
+                  ) -> bool:
+        """A log line and a diagnostics message, at most `diagnostics_per_s` per second;
+        False when throttled (only counted)."""
         d, now = self._diag, time.monotonic()
         if now - d["window"] >= 1.0:
             d["window"], d["count"] = now, 0
         if d["count"] >= self.cfg.diagnostics_per_s:
             d["suppressed"] += 1
-            return
+            return False
         d["count"] += 1
         (log.warning if level == "warn" else log.error)("bridge %s: %s", code, message)
         t = self.sim.time_s
@@ -585,6 +616,7 @@ class BridgeServer:
                                       {"level": level, "code": code, "message": message,
                                        "topic": topic, "suppressed": d["suppressed"]}))
         d["suppressed"] = 0
+        return True
 
     # ------------------------------------------------------------------ reset
     def reset(self) -> None:
@@ -595,6 +627,8 @@ class BridgeServer:
         self._fresh.clear()
         for lim in self.table.limiters.values():
             lim.reset()
+        if self.claims is not None:
+            self.claims.reset()
         self._clock.update(sent=0, last=-float("inf"), acked=False)
         self._next_housekeeping = -float("inf")
         self.pacer.reset(0.0)

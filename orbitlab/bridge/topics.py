@@ -138,7 +138,9 @@ class TopicTable:
         """The input slot a command is for: by (namespace, topic_name) when the topic is
         given, else by (namespace, msg_type) when that is unique. Raises ProtocolError."""
         if topic:
-            slot = self.inputs.get((namespace, protocol.short_topic(topic)))
+            if "/" in topic:
+                topic = self._short_input_topic(namespace, topic)
+            slot = self.inputs.get((namespace, topic))
             if slot is None:
                 raise unknown_topic_error(namespace, topic, self)
             if msg_type and msg_type != slot.spec.msg_type:
@@ -155,6 +157,22 @@ class TopicTable:
         raise protocol.ProtocolError(
             "ambiguous_topic", f"namespace '{namespace}' has {len(found)} input topics of type "
             f"{msg_type}: give topic_name", f"/{namespace}")
+
+    @staticmethod
+    def _short_input_topic(namespace: str, name: str) -> str:
+        """The short topic of a full input topic name, which must name `namespace` and the
+        'in' direction (a command cannot reach one spacecraft under another's name)."""
+        try:
+            ns, direction, short = protocol.split_topic(name)
+        except ValueError as error:
+            raise protocol.ProtocolError("unknown_topic", f"topic_name {error}",
+                                         f"/{namespace}") from None
+        if ns != namespace or direction != "in":
+            raise protocol.ProtocolError(
+                "wrong_topic", f"topic_name '{name}' is not an input topic of namespace "
+                f"'{namespace}' (expected /{namespace}/<bsk|orbitlab>/in/<topic>)",
+                f"/{namespace}")
+        return short
 
     def due_outputs(self, now: float) -> list[tuple[str, str]]:
         """The output topics to publish at `now` (sim or wall s, as the limits count)."""

@@ -10,6 +10,7 @@ several at once instead of being woken for each.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 
 import zmq
@@ -39,9 +40,11 @@ def send_frames(socket: zmq.Socket, frames: Iterable[bytes]) -> int:
 
 
 
-def drain(socket: zmq.Socket, handle: Callable[[bytes], None], limit: int) -> int:
-    """Receive without blocking and `handle` each frame until none is waiting or `limit`
-    frames were handled; returns how many."""
+def drain(socket: zmq.Socket, handle: Callable[[bytes], None], limit: int,
+          deadline: float = float("inf")) -> int:
+    """Receive without blocking and `handle` each frame until none is waiting, `limit`
+    frames were handled or the monotonic clock passed `deadline` (s; looked at every 16
+    frames); returns how many."""
     recv = socket.recv
     handled = 0
     while handled < limit:
@@ -51,6 +54,8 @@ def drain(socket: zmq.Socket, handle: Callable[[bytes], None], limit: int) -> in
             break
         handled += 1
         handle(frame)
+        if not handled & 15 and time.monotonic() > deadline:
+            break
     return handled
 
 
@@ -78,3 +83,25 @@ def batch_io_threads() -> int:
         except OSError:  # the thread ended meanwhile, or the policy is not allowed here
             continue
     return changed
+
+
+def shed(socket: zmq.Socket, handle: Callable[[bytes], None], max_bytes: int, limit: int,
+         deadline: float) -> tuple[int, int]:
+    """Overload: receive up to `limit` waiting frames without copying them; drop those over
+    `max_bytes` unread and `handle` the others until the monotonic clock passes `deadline`
+    (s). Returns (handled, dropped)."""
+    handled = dropped = 0
+    for _ in range(limit):
+        try:
+            frame = socket.recv(zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            break
+        if len(frame) > max_bytes:
+            dropped += 1
+            continue
+        handled += 1
+        handle(frame.bytes)
+        if time.monotonic() > deadline:
+            break
+    return handled, dropped
+
