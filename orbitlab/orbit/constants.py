@@ -67,9 +67,14 @@ class CentralBodyCfg:
             raise ValueError(f"central_body.radius must be a finite number > 0 km, got "
                              f"{self.radius}")
         for name in ("omega", "magnetic_axis"):
-            vec = np.asarray(getattr(self, name), dtype=np.float64)
-            if vec.shape != (3,) or not np.all(np.isfinite(vec)):
-                raise ValueError(f"central_body.{name} must be 3 finite numbers, got {vec}")
+            try:
+                vec = np.asarray(getattr(self, name), dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"central_body.{name} must be 3 finite numbers, got "
+                                 f"{getattr(self, name)!r}") from None
+            if vec.shape != (3,) or not np.all(np.isfinite(vec)) or np.max(np.abs(vec)) > 1e150:
+                raise ValueError(f"central_body.{name} must be 3 finite numbers (each at most "
+                                 f"1e150 in magnitude), got {vec}")
         if np.linalg.norm(self.magnetic_axis) == 0.0 and self.magnetic_b0 != 0.0:
             raise ValueError("central_body.magnetic_axis must be nonzero when magnetic_b0 != 0")
         for name in ("j2", "magnetic_b0", "atmosphere_h0", "atmosphere_rho0",

@@ -17,25 +17,34 @@ Vec3 = tuple[float, float, float] | list[float] | np.ndarray
 
 
 def _vector(kind: str, name: str, field_name: str, value: Vec3, *, unit: bool) -> np.ndarray:
-    vec = np.asarray(value, dtype=np.float64)
+    try:
+        vec = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        vec = np.full(0, np.nan)
     if vec.shape != (3,) or not np.all(np.isfinite(vec)):
         raise ValueError(f"{kind} '{name}': {field_name} must be 3 finite numbers, got {value!r}")
     if unit:
-        norm = float(np.linalg.norm(vec))
-        if norm == 0.0:
+        scale = float(np.max(np.abs(vec)))  # first, so that huge components cannot overflow
+        if scale == 0.0:
             raise ValueError(f"{kind} '{name}': {field_name} must be nonzero, got {value!r}")
-        vec = vec / norm
+        vec = vec / scale
+        vec = vec / float(np.linalg.norm(vec))
     return vec
 
 
+def _is_number(value: Any) -> bool:
+    """A real number (int or float, numpy's too), not a bool, string or container."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
 def _positive(kind: str, name: str, field_name: str, value: float, unit: str) -> float:
-    if not (np.isfinite(value) and value > 0.0):
+    if not (_is_number(value) and np.isfinite(value) and value > 0.0):
         raise ValueError(f"{kind} '{name}': {field_name} must be > 0 {unit}, got {value!r}")
     return float(value)
 
 
 def _nonnegative(kind: str, name: str, field_name: str, value: float) -> float:
-    if not (np.isfinite(value) and value >= 0.0):
+    if not (_is_number(value) and np.isfinite(value) and value >= 0.0):
         raise ValueError(f"{kind} '{name}': {field_name} must be >= 0, got {value!r}")
     return float(value)
 
