@@ -36,7 +36,8 @@ site="$out/cache/site"
 mkdir -p "$wheels"
 python3 -m pip download -q --no-deps "${platforms[@]}" -d "$wheels" "${packages[@]}"
 rm -rf "$site"
-python3 -m pip install -q --no-deps --no-index --no-compile --find-links "$wheels" \
+python3 -m pip install -q --no-deps --no-index --no-compile --ignore-requires-python \
+  --find-links "$wheels" \
   --target "$site" "${platforms[@]}" "${packages[@]}"
 # Examples, Warp's own tests, docs and console scripts are not needed there (~20 MB).
 rm -rf "$site/warp/examples" "$site/warp/tests" "$site/mujoco/doc" "$site/bin"

@@ -25,6 +25,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from hydra.experimental.callback import Callback
+
 from orbitlab.cli import ArgumentError
 
 Rule = Callable[[Any], str | None]
@@ -182,7 +184,7 @@ def sweep_jobs(config: Any) -> list[list[str]]:
     return [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
 
 
-class ValidateConfig:
+class ValidateConfig(Callback):
     """hydra callback: check the train config before any run directory is created.
 
     hydra turns an exception of a callback into a warning, so a failed check ends the
