@@ -62,6 +62,7 @@ def text(key: str, value: str) -> str:
 
 def integer(min: int | None = None, max: int | None = None) -> Converter:
     """A converter to int within [min, max] (None: unbounded)."""
+
     def convert(key: str, value: str) -> int:
         try:
             number = int(value.strip())
@@ -70,12 +71,13 @@ def integer(min: int | None = None, max: int | None = None) -> Converter:
         if (min is not None and number < min) or (max is not None and number > max):
             raise bad(key, value, f"expected an integer{_range(min, max)}")
         return number
+
     return convert
 
 
-def number(min: float | None = None, max: float | None = None,
-           min_open: bool = False) -> Converter:
+def number(min: float | None = None, max: float | None = None, min_open: bool = False) -> Converter:
     """A converter to a finite float within [min, max] ((min, max] with `min_open`)."""
+
     def convert(key: str, value: str) -> float:
         allowed = f"expected a finite number{_range(min, max, min_open)}"
         try:
@@ -86,6 +88,7 @@ def number(min: float | None = None, max: float | None = None,
         if not math.isfinite(result) or not low_ok or (max is not None and result > max):
             raise bad(key, value, allowed)
         return result
+
     return convert
 
 
@@ -107,17 +110,21 @@ def boolean(key: str, value: str) -> bool:
 
 def choice(*options: str) -> Converter:
     """A converter that accepts one of `options`."""
+
     def convert(key: str, value: str) -> str:
         if value not in options:
             raise bad(key, value, f"expected one of {', '.join(options)}")
         return value
+
     return convert
 
 
 def optional(convert: Converter) -> Converter:
     """`convert`, with the empty text meaning None (not given)."""
+
     def inner(key: str, value: str) -> Any:
         return None if value == "" else convert(key, value)
+
     return inner
 
 
@@ -177,8 +184,9 @@ def parse_args(argv: Sequence[str], spec: dict[str, Arg]) -> dict[str, Any]:
     for item in argv:
         key, sep, value = item.partition("=")
         if not sep or key not in spec:
-            raise ArgumentError(f"bad argument {item!r}: use key=value with key in "
-                                f"{', '.join(spec)}")
+            raise ArgumentError(
+                f"bad argument {item!r}: use key=value with key in {', '.join(spec)}"
+            )
         if key in given:
             raise ArgumentError(f"{key} is given twice ({given[key]!r}, {value!r})")
         given[key] = value
@@ -194,8 +202,10 @@ def parse_args(argv: Sequence[str], spec: dict[str, Arg]) -> dict[str, Any]:
 
 def wants_verbose(argv: Sequence[str]) -> bool:
     """Whether `argv` asks for `verbose=true` (read before anything else is parsed)."""
-    return any(item.partition("=")[0] == "verbose" and item.partition("=")[2].lower() in TRUE
-               for item in argv)
+    return any(
+        item.partition("=")[0] == "verbose" and item.partition("=")[2].lower() in TRUE
+        for item in argv
+    )
 
 
 def run(main: Callable[[list[str]], int | None], argv: list[str], prog: str) -> int:

@@ -30,8 +30,9 @@ class MjoSpec(SimSpec):
         """The orbit layer (orbitlab: `spec.orbit`)."""
         return self.orbit
 
-    def compile(self, timestep: float | None = None, *,
-                mj_timestep: float | None = None) -> OrbitModel:
+    def compile(
+        self, timestep: float | None = None, *, mj_timestep: float | None = None
+    ) -> OrbitModel:
         return super().compile(timestep=mj_timestep if mj_timestep is not None else timestep)
 
 

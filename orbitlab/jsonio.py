@@ -28,8 +28,9 @@ def write_json(path: str | Path, payload: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(json_safe(payload), indent=2, allow_nan=False)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, prefix=f".{path.name}.",
-                                     suffix=".tmp") as file:
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, delete=False, prefix=f".{path.name}.", suffix=".tmp"
+    ) as file:
         file.write(text)
         tmp = file.name
     os.replace(tmp, path)

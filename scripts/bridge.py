@@ -27,10 +27,21 @@ import sys
 
 from orbitlab.cli import FALSE, TRUE, parse_key_values
 
-DEFAULTS = {"task": "formation", "rate_hz": "0", "accel": "1", "lockstep": "false",
-            "require_bridge": "false", "mode": "hub", "host": "127.0.0.1", "pub_port": "5550",
-            "sub_port": "5551", "heartbeat_port": "5552", "duration": "0",
-            "telemetry_rate_hz": "0", "log": "INFO"}
+DEFAULTS = {
+    "task": "formation",
+    "rate_hz": "0",
+    "accel": "1",
+    "lockstep": "false",
+    "require_bridge": "false",
+    "mode": "hub",
+    "host": "127.0.0.1",
+    "pub_port": "5550",
+    "sub_port": "5551",
+    "heartbeat_port": "5552",
+    "duration": "0",
+    "telemetry_rate_hz": "0",
+    "log": "INFO",
+}
 
 
 def parse(argv: list[str]) -> dict[str, str]:
@@ -65,20 +76,29 @@ def build(args: dict[str, str]):
     cfg = load_cfg(task_entry(name).env_cfg, num_envs=1)
     scene = Scene(cfg.scene)
     bridge_cfg = BridgeCfg(
-        host=args["host"], pub_port=int(args["pub_port"]), sub_port=int(args["sub_port"]),
-        heartbeat_port=int(args["heartbeat_port"]), mode=args["mode"],
-        rate_hz=float(args["rate_hz"]), accel=float(args["accel"]),
+        host=args["host"],
+        pub_port=int(args["pub_port"]),
+        sub_port=int(args["sub_port"]),
+        heartbeat_port=int(args["heartbeat_port"]),
+        mode=args["mode"],
+        rate_hz=float(args["rate_hz"]),
+        accel=float(args["accel"]),
         lockstep=args["lockstep"].lower() in TRUE,
         require_bridge=args["require_bridge"].lower() in TRUE,
-        telemetry_rate_hz=float(args["telemetry_rate_hz"]))
+        telemetry_rate_hz=float(args["telemetry_rate_hz"]),
+    )
     return BridgeServer(SceneAdapter(scene), bridge_cfg), name
 
 
 def describe(server, name: str) -> str:
-    lines = [(f"orbitlab bridge: task {name}, {server.cfg.mode} mode, tick {server.tick_s:g} s "
-             f"({server.nstep} physics steps), accel {server.cfg.accel:g}"
-             f"{' (as fast as possible)' if server.cfg.accel == 0 else ''}, lockstep "
-             f"{server.cfg.lockstep}, require_bridge {server.cfg.require_bridge}")]
+    lines = [
+        (
+            f"orbitlab bridge: task {name}, {server.cfg.mode} mode, tick {server.tick_s:g} s "
+            f"({server.nstep} physics steps), accel {server.cfg.accel:g}"
+            f"{' (as fast as possible)' if server.cfg.accel == 0 else ''}, lockstep "
+            f"{server.cfg.lockstep}, require_bridge {server.cfg.require_bridge}"
+        )
+    ]
     lines += [f"  {role:9s} {endpoint}" for role, endpoint in server.endpoints.items()]
     for spec in server.topic_specs():
         rate = f" (<= {spec.max_rate_hz:g} Hz)" if spec.max_rate_hz else ""

@@ -28,8 +28,11 @@ from orbitlab.cli import (
 
 COMMANDS = {
     "merge": {"files": Arg(None, existing_files), "out": Arg(None, output_file)},
-    "split": {"file": Arg(None, existing_file), "valid": Arg("0.1", number(min=0.0, max=0.999)),
-              "seed": Arg("0", integer(min=0))},
+    "split": {
+        "file": Arg(None, existing_file),
+        "valid": Arg("0.1", number(min=0.0, max=0.999)),
+        "seed": Arg("0", integer(min=0)),
+    },
     "summary": {"file": Arg(None, existing_file)},
 }
 """Each command's key=value arguments (orbitlab.cli)."""
@@ -38,8 +41,10 @@ COMMANDS = {
 def main(argv: list[str]) -> None:
     """Run one command; ArgumentError / UserError on bad input."""
     if not argv or argv[0] not in COMMANDS:
-        raise ArgumentError(f"usage: demo_tools.py {'|'.join(COMMANDS)} key=value ... "
-                            f"(got {argv[0] if argv else 'nothing'!r})")
+        raise ArgumentError(
+            f"usage: demo_tools.py {'|'.join(COMMANDS)} key=value ... "
+            f"(got {argv[0] if argv else 'nothing'!r})"
+        )
     args = parse_args(argv[1:], COMMANDS[argv[0]])
     from orbitlab.demos import tools
 

@@ -35,10 +35,13 @@ from orbitlab.cli import (
     run,
 )
 
-ARGS = {"checkpoint": Arg(None, existing_file), "out": Arg("", optional(output_dir)),
-        "rtol": Arg("1e-5", number(min=0.0, min_open=True)),
-        "vec_normalize": Arg("", optional(existing_file)),
-        "trust_checkpoint": Arg("false", boolean)}
+ARGS = {
+    "checkpoint": Arg(None, existing_file),
+    "out": Arg("", optional(output_dir)),
+    "rtol": Arg("1e-5", number(min=0.0, min_open=True)),
+    "vec_normalize": Arg("", optional(existing_file)),
+    "trust_checkpoint": Arg("false", boolean),
+}
 """The key=value arguments (orbitlab.cli); a bad one exits with status 2."""
 
 
@@ -48,9 +51,13 @@ def main(argv: list[str]) -> int:
     from orbitlab.rl.export import ExportMismatchError, export_policy
 
     try:
-        result = export_policy(args["checkpoint"], args["out"], rtol=args["rtol"],
-                               vec_normalize=args["vec_normalize"],
-                               trust_checkpoint=args["trust_checkpoint"])
+        result = export_policy(
+            args["checkpoint"],
+            args["out"],
+            rtol=args["rtol"],
+            vec_normalize=args["vec_normalize"],
+            trust_checkpoint=args["trust_checkpoint"],
+        )
     except ExportMismatchError as exc:
         print(f"export: FAILED: {exc}", file=sys.stderr)
         return 1
@@ -59,8 +66,10 @@ def main(argv: list[str]) -> int:
     print(f"{result.library} policy: obs_dim {result.obs_dim}, action_dim {result.action_dim}")
     print(f"torchscript: {result.jit_path}  (max |diff| {result.max_diff_jit:.3g})")
     print(f"onnx:        {result.onnx_path}  (max |diff| {result.max_diff_onnx:.3g})")
-    print(f"checked on {result.num_obs_checked} observations, tolerance {result.tolerance:.3g} "
-          f"(rtol {args['rtol']:g} of the action scale)")
+    print(
+        f"checked on {result.num_obs_checked} observations, tolerance {result.tolerance:.3g} "
+        f"(rtol {args['rtol']:g} of the action scale)"
+    )
     return 0
 
 

@@ -47,27 +47,43 @@ def fig5_log(result: StudyResult) -> dict[str, np.ndarray]:
     q = log["quat"]
     w, x, y, z = (q[..., i] for i in range(4))
     yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-    return {"t": t, "pos": log["pos"] - origin[:, None], "yaw": yaw, "wrench": log["wrench"],
-            "error": log["error"]}
+    return {
+        "t": t,
+        "pos": log["pos"] - origin[:, None],
+        "yaw": yaw,
+        "wrench": log["wrench"],
+        "error": log["error"],
+    }
 
 
 def summarize(result: StudyResult, cfg: StudyCfg) -> dict:
     """summary.json: the score, rates, timings and the exact command lines."""
     solve = result.followers["solve_s"]
-    solve_ms = {f: {"mean": 1e3 * float(np.mean(s)), "p95": 1e3 * float(np.percentile(s, 95)),
-                    "max": 1e3 * float(np.max(s)), "solves": len(s)} for f, s in solve.items()}
+    solve_ms = {
+        f: {
+            "mean": 1e3 * float(np.mean(s)),
+            "p95": 1e3 * float(np.percentile(s, 95)),
+            "max": 1e3 * float(np.max(s)),
+            "solves": len(s),
+        }
+        for f, s in solve.items()
+    }
     return {
         "cfg": asdict(cfg),
         "formation_error_m": result.formation_error_m,
         "max_formation_error_m": result.max_formation_error_m,
         "attitude_error_deg": result.attitude_error_deg,
-        "sim_time_s": result.sim_time_s, "ticks": result.ticks,
-        "wall_s": result.wall_s, "loop_wall_s": result.loop_wall_s,
+        "sim_time_s": result.sim_time_s,
+        "ticks": result.ticks,
+        "wall_s": result.wall_s,
+        "loop_wall_s": result.loop_wall_s,
         "control_rate_hz_sim": result.control_rate_hz,
         "control_rate_hz_wall": result.wall_rate_hz,
-        "bridge_stats": result.sim["stats"], "commands_received": result.sim["received"],
+        "bridge_stats": result.sim["stats"],
+        "commands_received": result.sim["received"],
         "leader_compute_ms_mean": 1e3 * float(np.mean(result.leader["compute_s"])),
-        "nmpc_solve_ms": solve_ms, "not_converged": result.followers["not_converged"],
+        "nmpc_solve_ms": solve_ms,
+        "not_converged": result.followers["not_converged"],
         "returncodes": result.returncodes,
         "commands": {role: " ".join(cmd) for role, cmd in result.commands.items()},
     }
@@ -85,20 +101,29 @@ def main() -> None:
     result = run_study(cfg, out)
     summary = summarize(result, cfg)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    _study_plot()(fig5_log(result), out / "formation_bridge.png",
-                  f"NMPC formation over the bridge (3 processes), seed {args.seed}: formation "
-                  f"error {result.formation_error_m:.4f} m")
+    _study_plot()(
+        fig5_log(result),
+        out / "formation_bridge.png",
+        f"NMPC formation over the bridge (3 processes), seed {args.seed}: formation "
+        f"error {result.formation_error_m:.4f} m",
+    )
     f = summary["nmpc_solve_ms"]
-    print(f"Formation over the bridge: formation error {result.formation_error_m:.4f} m (max "
-          f"{result.max_formation_error_m:.3f} m), attitude error "
-          f"{result.attitude_error_deg:.2f} deg over {result.sim_time_s:.1f} s simulated")
-    print(f"  {result.ticks} lockstep ticks, control {result.control_rate_hz:.2f} Hz of sim time "
-          f"per spacecraft, {result.wall_rate_hz:.2f} ticks per wall s; wall "
-          f"{result.wall_s:.1f} s (loop {result.loop_wall_s:.1f} s)")
+    print(
+        f"Formation over the bridge: formation error {result.formation_error_m:.4f} m (max "
+        f"{result.max_formation_error_m:.3f} m), attitude error "
+        f"{result.attitude_error_deg:.2f} deg over {result.sim_time_s:.1f} s simulated"
+    )
+    print(
+        f"  {result.ticks} lockstep ticks, control {result.control_rate_hz:.2f} Hz of sim time "
+        f"per spacecraft, {result.wall_rate_hz:.2f} ticks per wall s; wall "
+        f"{result.wall_s:.1f} s (loop {result.loop_wall_s:.1f} s)"
+    )
     for name, s in f.items():
-        print(f"  {name}: NMPC solve {s['mean']:.1f} ms mean, {s['p95']:.1f} ms p95, "
-              f"{s['max']:.1f} ms max over {s['solves']} solves, "
-              f"{result.followers['not_converged'][name]} not converged")
+        print(
+            f"  {name}: NMPC solve {s['mean']:.1f} ms mean, {s['p95']:.1f} ms p95, "
+            f"{s['max']:.1f} ms max over {s['solves']} solves, "
+            f"{result.followers['not_converged'][name]} not converged"
+        )
     if not math.isfinite(result.formation_error_m):
         raise SystemExit("formation error is not finite")
     print(f"  wrote {out / 'formation_bridge.png'} and {out / 'summary.json'}")

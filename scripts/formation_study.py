@@ -49,8 +49,14 @@ def _hill_states(env: ManagerBasedRLEnv) -> tuple[np.ndarray, np.ndarray]:
 def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )
 
 
 def _wrenches(env: ManagerBasedRLEnv) -> np.ndarray:
@@ -156,18 +162,29 @@ def main() -> None:
     p95 = {f: 1e3 * float(np.percentile(t, 95)) for f, t in node.solve_times_s.items()}
     print(f"Formation [nmpc] {score}")
     for f, (mean_ms, max_ms) in times.items():
-        print(f"  {f}: NMPC solve {mean_ms:.1f} ms mean, {p95[f]:.1f} ms p95, {max_ms:.1f} ms "
-              f"max over "
-              f"{len(node.solve_times_s[f])} solves, {node.failures[f]} not converged")
+        print(
+            f"  {f}: NMPC solve {mean_ms:.1f} ms mean, {p95[f]:.1f} ms p95, {max_ms:.1f} ms "
+            f"max over "
+            f"{len(node.solve_times_s[f])} solves, {node.failures[f]} not converged"
+        )
     print(f"  wall time {wall:.1f} s for {score.mean_duration_s:.1f} s simulated")
     out = Path(args.out)
-    plot(log, out / "formation_nmpc.png",
-         f"NMPC formation, seed {args.seed}: formation error {score.formation_error_m:.3f} m")
-    summary = {"seed": args.seed, "seconds": args.seconds, "wall_s": wall,
-               "score": vars(score),
-               "solve_ms": {f: {"mean": m, "p95": p95[f], "max": x, "first": 1e3 *
-                                node.solve_times_s[f][0]} for f, (m, x) in times.items()},
-               "not_converged": node.failures}
+    plot(
+        log,
+        out / "formation_nmpc.png",
+        f"NMPC formation, seed {args.seed}: formation error {score.formation_error_m:.3f} m",
+    )
+    summary = {
+        "seed": args.seed,
+        "seconds": args.seconds,
+        "wall_s": wall,
+        "score": vars(score),
+        "solve_ms": {
+            f: {"mean": m, "p95": p95[f], "max": x, "first": 1e3 * node.solve_times_s[f][0]}
+            for f, (m, x) in times.items()
+        },
+        "not_converged": node.failures,
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     np.savez(out / "log.npz", **{k: np.asarray(v) for k, v in log.items()})
     print(f"  wrote {out / 'formation_nmpc.png'} and {out / 'summary.json'}")

@@ -60,12 +60,17 @@ def sha256_file(path: Path) -> str:
 # ------------------------------------------------------------------------------ pack
 def _source_files(root: Path) -> tuple[list[str], dict]:
     """Files of the working tree (tracked + untracked, not ignored) and the commit."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], check=True, text=True,
-                              capture_output=True).stdout
 
-    names = [n for n in git("ls-files", "-z", "-co", "--exclude-standard").split("\0")
-             if n and (root / n).is_file()]
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], check=True, text=True, capture_output=True
+        ).stdout
+
+    names = [
+        n
+        for n in git("ls-files", "-z", "-co", "--exclude-standard").split("\0")
+        if n and (root / n).is_file()
+    ]
     commit = git("rev-parse", "HEAD").strip()
     dirty = bool(git("status", "--porcelain").strip())
     return sorted(set(names)), {"commit": commit, "dirty": dirty, "files": len(set(names))}
@@ -106,8 +111,16 @@ def _site_archive(site: Path, wheels: list[dict], cache: Path | None) -> Path:
     return target
 
 
-def pack(site: Path, wheels_dir: Path, src_root: Path, out: Path, warp_cache: Path | None,
-         cache: Path | None, part_mib: int, max_parts: int) -> dict:
+def pack(
+    site: Path,
+    wheels_dir: Path,
+    src_root: Path,
+    out: Path,
+    warp_cache: Path | None,
+    cache: Path | None,
+    part_mib: int,
+    max_parts: int,
+) -> dict:
     """Write out/part1..partN and their manifests; return the manifest."""
     wheels = [{"file": w.name, "sha256": sha256_file(w)} for w in sorted(wheels_dir.glob("*.whl"))]
     if not wheels:
@@ -128,9 +141,11 @@ def pack(site: Path, wheels_dir: Path, src_root: Path, out: Path, warp_cache: Pa
     count = -(-total // part_bytes)
     if count > max_parts:
         listing = ", ".join(f"{n} {s / MIB:.1f} MiB" for n, s in sizes.items())
-        raise BundleError(f"payload of {total / MIB:.1f} MiB needs {count} parts of {part_mib} "
-                          f"MiB, over the limit of {max_parts} ({listing}): drop a wheel or "
-                          "the warp cache")
+        raise BundleError(
+            f"payload of {total / MIB:.1f} MiB needs {count} parts of {part_mib} "
+            f"MiB, over the limit of {max_parts} ({listing}): drop a wheel or "
+            "the warp cache"
+        )
     for old in out.glob("part*"):
         shutil.rmtree(old)
     parts = []
@@ -140,12 +155,27 @@ def pack(site: Path, wheels_dir: Path, src_root: Path, out: Path, warp_cache: Pa
             folder.mkdir()
             chunk = folder / f"payload.{k}"
             chunk.write_bytes(handle.read(part_bytes))
-            parts.append({"index": k, "file": f"part{k}/payload.{k}",
-                          "bytes": chunk.stat().st_size, "sha256": sha256_file(chunk)})
-    manifest = {"format": FORMAT, "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "part_count": count, "parts": parts, "payload_bytes": total,
-                "payload_sha256": sha256_file(payload), "members": sizes, "wheels": wheels,
-                "source": source, "python": "3.12", "platform": "manylinux_2_28_x86_64"}
+            parts.append(
+                {
+                    "index": k,
+                    "file": f"part{k}/payload.{k}",
+                    "bytes": chunk.stat().st_size,
+                    "sha256": sha256_file(chunk),
+                }
+            )
+    manifest = {
+        "format": FORMAT,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "part_count": count,
+        "parts": parts,
+        "payload_bytes": total,
+        "payload_sha256": sha256_file(payload),
+        "members": sizes,
+        "wheels": wheels,
+        "source": source,
+        "python": "3.12",
+        "platform": "manylinux_2_28_x86_64",
+    }
     for k in range(1, count + 1):
         (out / f"part{k}" / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
     payload.unlink()
@@ -157,8 +187,10 @@ def pack(site: Path, wheels_dir: Path, src_root: Path, out: Path, warp_cache: Pa
 def _find_manifest(dirs: list[Path]) -> dict:
     found = sorted(p for d in dirs for p in d.glob("part*/MANIFEST.json"))
     if not found:
-        raise BundleError(f"no part*/MANIFEST.json under {' '.join(map(str, dirs))}: carry the "
-                          "parts made by scripts/gpu_bundle.sh")
+        raise BundleError(
+            f"no part*/MANIFEST.json under {' '.join(map(str, dirs))}: carry the "
+            "parts made by scripts/gpu_bundle.sh"
+        )
     try:
         manifest = json.loads(found[0].read_text())
     except (OSError, json.JSONDecodeError) as error:
@@ -176,16 +208,20 @@ def verify(dirs: list[Path]) -> tuple[dict, list[Path]]:
     for part in manifest["parts"]:
         candidates = [d / part["file"] for d in dirs if (d / part["file"]).is_file()]
         if not candidates:
-            raise BundleError(f"part {part['index']} of {manifest['part_count']} missing "
-                              f"({part['file']} not under {' '.join(map(str, dirs))}): carry it "
-                              "in an earlier call within the warm window")
+            raise BundleError(
+                f"part {part['index']} of {manifest['part_count']} missing "
+                f"({part['file']} not under {' '.join(map(str, dirs))}): carry it "
+                "in an earlier call within the warm window"
+            )
         path, size = candidates[0], candidates[0].stat().st_size
         if size != part["bytes"]:
             raise BundleError(f"{path}: {size} bytes, manifest says {part['bytes']}")
         digest = sha256_file(path)
         if digest != part["sha256"]:
-            raise BundleError(f"{path}: sha256 {digest[:12]}... differs from the manifest's "
-                              f"{part['sha256'][:12]}... (corrupted part)")
+            raise BundleError(
+                f"{path}: sha256 {digest[:12]}... differs from the manifest's "
+                f"{part['sha256'][:12]}... (corrupted part)"
+            )
         with open(path, "rb") as handle:
             for block in iter(lambda h=handle: h.read(4 * MIB), b""):
                 payload.update(block)
@@ -262,8 +298,9 @@ def unpack(dirs: list[Path], dest: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("pack")
     p.add_argument("--site", type=Path, required=True)
@@ -282,21 +319,35 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "pack":
-            m = pack(args.site, args.wheels, args.src_root, args.out, args.warp_cache,
-                     args.cache, args.part_mib, args.max_parts)
+            m = pack(
+                args.site,
+                args.wheels,
+                args.src_root,
+                args.out,
+                args.warp_cache,
+                args.cache,
+                args.part_mib,
+                args.max_parts,
+            )
             for part in m["parts"]:
-                print(f"{args.out}/{part['file']}: {part['bytes'] / MIB:.1f} MiB "
-                      f"sha256 {part['sha256'][:16]}")
+                print(
+                    f"{args.out}/{part['file']}: {part['bytes'] / MIB:.1f} MiB "
+                    f"sha256 {part['sha256'][:16]}"
+                )
         elif args.command == "verify":
             m, _ = verify(args.dirs)
-            print(f"gpu_bundle: {m['part_count']} part(s), {m['payload_bytes'] / MIB:.1f} MiB, "
-                  f"checksums ok (source {m['source']['commit'][:10]})")
+            print(
+                f"gpu_bundle: {m['part_count']} part(s), {m['payload_bytes'] / MIB:.1f} MiB, "
+                f"checksums ok (source {m['source']['commit'][:10]})"
+            )
         else:
             start = time.perf_counter()
             m = unpack(args.dirs, args.dest)
-            print(f"gpu_bundle: unpacked {m['part_count']} part(s) into {args.dest} in "
-                  f"{time.perf_counter() - start:.1f} s (source {m['source']['commit'][:10]}"
-                  f"{', dirty' if m['source']['dirty'] else ''})")
+            print(
+                f"gpu_bundle: unpacked {m['part_count']} part(s) into {args.dest} in "
+                f"{time.perf_counter() - start:.1f} s (source {m['source']['commit'][:10]}"
+                f"{', dirty' if m['source']['dirty'] else ''})"
+            )
     except BundleError as error:
         print(f"gpu_bundle: {error}", file=sys.stderr)
         return 2

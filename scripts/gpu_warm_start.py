@@ -34,8 +34,9 @@ def sync(device) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--device", default="cuda:0", help="Warp device")
     parser.add_argument("--num-envs", type=int, default=4096, help="envs and physics worlds")
     parser.add_argument("--json", type=Path, help="also write the times to this JSON file")
@@ -53,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     t = lap(times, "import_s", START)
     entry = orbitlab_tasks.task_entry("Detumble-RW").env_cfg
-    env = ManagerBasedRLEnv(load_cfg(entry, num_envs=args.num_envs, backend="warp",
-                                     device=args.device))
+    env = ManagerBasedRLEnv(
+        load_cfg(entry, num_envs=args.num_envs, backend="warp", device=args.device)
+    )
     t = lap(times, "env_build_s", t)
     action = torch.zeros((args.num_envs, env.action_manager.total_dim), device=env.device)
     env.step(action)
@@ -69,8 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     lap(times, "physics_data_and_first_step_s", t)
     times["total_s"] = time.perf_counter() - START
     if args.json:
-        write_json(args.json, {"restart": {"device": args.device, "num_envs": args.num_envs,
-                                           **times}})
+        write_json(
+            args.json, {"restart": {"device": args.device, "num_envs": args.num_envs, **times}}
+        )
     return 0
 
 

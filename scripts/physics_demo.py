@@ -20,27 +20,30 @@ spec.mjorbit.use_magnetic = True
 
 # These are the default Earth atmosphere parameters.
 central = spec.mjorbit.central_body
-central.atmosphere_h0 = 400.0             # km above the reference radius
-central.atmosphere_rho0 = 2.62e-13        # kg/m^3 at that altitude
-central.atmosphere_scale_height = 58.2   # km
+central.atmosphere_h0 = 400.0  # km above the reference radius
+central.atmosphere_rho0 = 2.62e-13  # kg/m^3 at that altitude
+central.atmosphere_scale_height = 58.2  # km
 
-for name, normal in [("panel_front", [0.0, 1.0, 0.0]),
-                     ("panel_back", [0.0, -1.0, 0.0])]:
-    spec.mjorbit.add_surface(SurfaceSpec(
-        name=name,
+for name, normal in [("panel_front", [0.0, 1.0, 0.0]), ("panel_back", [0.0, -1.0, 0.0])]:
+    spec.mjorbit.add_surface(
+        SurfaceSpec(
+            name=name,
+            body_name="spacecraft",
+            center_of_pressure_body=[0.0, 0.0, 0.5],  # m from body COM, in body axes
+            normal_body=normal,
+            area=2.0,  # m^2 per side
+            drag_coeff=2.2,
+            srp_coeff=1.8,
+        )
+    )
+
+spec.mjorbit.add_magnetic_body(
+    MagneticBodySpec(
+        name="residual_dipole",
         body_name="spacecraft",
-        center_of_pressure_body=[0.0, 0.0, 0.5],  # m from body COM, in body axes
-        normal_body=normal,
-        area=2.0,       # m^2 per side
-        drag_coeff=2.2,
-        srp_coeff=1.8,
-    ))
-
-spec.mjorbit.add_magnetic_body(MagneticBodySpec(
-    name="residual_dipole",
-    body_name="spacecraft",
-    dipole_body=[0.0, 0.0, 0.05],  # A m^2
-))
+        dipole_body=[0.0, 0.0, 0.05],  # A m^2
+    )
+)
 
 radius_km = central.radius + 400.0
 orbit = OrbitInit(

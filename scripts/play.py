@@ -60,16 +60,24 @@ from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.jsonio import write_json
 from orbitlab_tasks import task_arg, task_entry
 
-ARGS = {"task": Arg("Detumble-RW", task_arg),
-        "agent": Arg("baseline", choice("baseline", "random", "zero", "checkpoint")),
-        "num_envs": Arg("64", integer(min=1)), "max_steps": Arg("0", integer(min=0)),
-        "backend": Arg("cpu", choice("cpu", "warp")), "seed": Arg("0", integer(min=0)),
-        "checkpoint": Arg("", optional(existing_file)),
-        "trust_checkpoint": Arg("false", boolean),
-        "json": Arg("", optional(output_file)), "video": Arg("", optional(output_file)),
-        "plots": Arg("", optional(output_dir)), "viewer": Arg("false", boolean),
-        "world": Arg("0", integer(min=0)), "port": Arg("8080", integer(min=1, max=65535)),
-        "speed": Arg("1", number(min=0.0)), "hold": Arg("true", boolean)}
+ARGS = {
+    "task": Arg("Detumble-RW", task_arg),
+    "agent": Arg("baseline", choice("baseline", "random", "zero", "checkpoint")),
+    "num_envs": Arg("64", integer(min=1)),
+    "max_steps": Arg("0", integer(min=0)),
+    "backend": Arg("cpu", choice("cpu", "warp")),
+    "seed": Arg("0", integer(min=0)),
+    "checkpoint": Arg("", optional(existing_file)),
+    "trust_checkpoint": Arg("false", boolean),
+    "json": Arg("", optional(output_file)),
+    "video": Arg("", optional(output_file)),
+    "plots": Arg("", optional(output_dir)),
+    "viewer": Arg("false", boolean),
+    "world": Arg("0", integer(min=0)),
+    "port": Arg("8080", integer(min=1, max=65535)),
+    "speed": Arg("1", number(min=0.0)),
+    "hold": Arg("true", boolean),
+}
 """The key=value arguments (orbitlab.cli); a bad one exits with status 2."""
 
 
@@ -81,8 +89,9 @@ def parse(argv: list[str]) -> dict[str, Any]:
     if args["agent"] == "checkpoint" and args["checkpoint"] is None:
         raise bad("checkpoint", "", "agent=checkpoint needs checkpoint=PATH of a trained run")
     if args["world"] >= args["num_envs"]:
-        raise bad("world", str(args["world"]), f"expected a world in [0, num_envs="
-                  f"{args['num_envs']})")
+        raise bad(
+            "world", str(args["world"]), f"expected a world in [0, num_envs={args['num_envs']})"
+        )
     return args
 
 
@@ -120,8 +129,10 @@ def observers_for(args: dict[str, Any], env: ManagerBasedRLEnv):
         if args["viewer"]:
             from orbitlab.viz.viewer import ViewerCfg, open_viewer
 
-            viewer = open_viewer(env, ViewerCfg(world=world, speed=args["speed"],
-                                                hold=args["hold"], port=args["port"]))
+            viewer = open_viewer(
+                env,
+                ViewerCfg(world=world, speed=args["speed"], hold=args["hold"], port=args["port"]),
+            )
     except VizUnavailable as error:
         raise UserError(str(error)) from None
     return recorder, video, viewer
@@ -143,13 +154,19 @@ def main(argv: list[str]) -> None:
     if run_cfg is not None:
         from orbitlab.rl.policies import load_policy
 
-        policy = load_policy(env, args["checkpoint"], run_cfg,
-                             trust_checkpoint=args["trust_checkpoint"])
+        policy = load_policy(
+            env, args["checkpoint"], run_cfg, trust_checkpoint=args["trust_checkpoint"]
+        )
     recorder, video, viewer = observers_for(args, env)
     observers = [o for o in (recorder, viewer) if o is not None]
     try:
-        score = rollout(env, policy=policy, max_steps=args["max_steps"] or None,
-                        seed=args["seed"], observers=observers)
+        score = rollout(
+            env,
+            policy=policy,
+            max_steps=args["max_steps"] or None,
+            seed=args["seed"],
+            observers=observers,
+        )
     except BaseException:
         if viewer is not None:
             viewer.cfg.hold = False  # interrupted or failed: do not wait on the viewer
@@ -170,8 +187,10 @@ def main(argv: list[str]) -> None:
         outputs["video"], outputs["video_frames"] = str(args["video"]), frames
         print(f"video: {args['video']} ({frames} frames of world {args['world']})")
     if args["json"]:
-        write_json(args["json"], {"task": args["task"], "agent": args["agent"],
-                                        **dataclasses.asdict(score), **outputs})
+        write_json(
+            args["json"],
+            {"task": args["task"], "agent": args["agent"], **dataclasses.asdict(score), **outputs},
+        )
 
 
 if __name__ == "__main__":

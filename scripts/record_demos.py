@@ -48,11 +48,18 @@ from orbitlab.cli import (
 from orbitlab.devices import DEVICES
 from orbitlab_tasks import task_arg
 
-ARGS = {"task": Arg("Docking", task_arg), "device": Arg("keyboard", choice(*DEVICES)),
-        "out": Arg("demos.hdf5", output_file), "num_demos": Arg("10", integer(min=1)),
-        "rate_hz": Arg("10", number(min=0.0)), "keep": Arg("success", choice("success", "all")),
-        "seed": Arg("0", integer(min=0)), "script": Arg("", optional(existing_file)),
-        "max_steps": Arg("0", integer(min=0)), "backend": Arg("cpu", choice("cpu", "warp"))}
+ARGS = {
+    "task": Arg("Docking", task_arg),
+    "device": Arg("keyboard", choice(*DEVICES)),
+    "out": Arg("demos.hdf5", output_file),
+    "num_demos": Arg("10", integer(min=1)),
+    "rate_hz": Arg("10", number(min=0.0)),
+    "keep": Arg("success", choice("success", "all")),
+    "seed": Arg("0", integer(min=0)),
+    "script": Arg("", optional(existing_file)),
+    "max_steps": Arg("0", integer(min=0)),
+    "backend": Arg("cpu", choice("cpu", "warp")),
+}
 """The key=value arguments (orbitlab.cli), all checked before any file is opened."""
 
 
@@ -74,8 +81,7 @@ def parse(argv: list[str]) -> dict[str, Any]:
     args = parse_args(argv, ARGS)
     if args["device"] == "scripted":
         if args["script"] is None:
-            raise bad("script", "", "device=scripted needs script=<file.npy> with (T, 6) "
-                      "commands")
+            raise bad("script", "", "device=scripted needs script=<file.npy> with (T, 6) commands")
         args["commands"] = load_script(args["script"])
     return args
 
@@ -95,25 +101,36 @@ def main(argv: list[str]) -> None:
     seed = args["seed"]
     described = env_args(args["task"], seed=seed, backend=args["backend"])
     env = make_env(described)
-    described["orbitlab_cfg"] = env_args(args["task"], cfg=make_cfg(
-        described["env_kwargs"]))["orbitlab_cfg"]
+    described["orbitlab_cfg"] = env_args(args["task"], cfg=make_cfg(described["env_kwargs"]))[
+        "orbitlab_cfg"
+    ]
     print(f"{described['env_name']}: action mapping\n{TeleopMapping(env).describe()}")
     print(device.help_text() if hasattr(device, "help_text") else "")
     print(f"recording to {partial_path(args['out'])} (renamed to {args['out']} at the end)")
     writer = DemoWriter(args["out"], described)
     try:
         with writer:
-            stats = record(env, device, writer, num_demos=args["num_demos"],
-                           rate_hz=args["rate_hz"], keep=args["keep"],
-                           max_steps=args["max_steps"], seed=seed)
+            stats = record(
+                env,
+                device,
+                writer,
+                num_demos=args["num_demos"],
+                rate_hz=args["rate_hz"],
+                keep=args["keep"],
+                max_steps=args["max_steps"],
+                seed=seed,
+            )
     except DemoFileError as error:
-        raise UserError(f"{error}; the {len(writer.names)} finished demos are in "
-                        f"{writer.saved_to}") from None
+        raise UserError(
+            f"{error}; the {len(writer.names)} finished demos are in {writer.saved_to}"
+        ) from None
     finally:
         device.close()
     where = writer.saved_to or f"{args['out']} (left as it was: no demo kept)"
-    print(f"{where}: {stats.kept} demos kept, {stats.discarded} discarded, "
-          f"{stats.successes}/{stats.episodes} episodes successful")
+    print(
+        f"{where}: {stats.kept} demos kept, {stats.discarded} discarded, "
+        f"{stats.successes}/{stats.episodes} episodes successful"
+    )
 
 
 if __name__ == "__main__":

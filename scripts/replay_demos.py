@@ -30,8 +30,12 @@ from orbitlab.cli import (
     run,
 )
 
-ARGS = {"file": Arg(None, existing_file), "mode": Arg("actions", choice("actions", "states")),
-        "video": Arg("", optional(output_file)), "demos": Arg("", optional(names))}
+ARGS = {
+    "file": Arg(None, existing_file),
+    "mode": Arg("actions", choice("actions", "states")),
+    "video": Arg("", optional(output_file)),
+    "demos": Arg("", optional(names)),
+}
 """The key=value arguments (orbitlab.cli); a bad one exits with status 2."""
 
 
@@ -50,20 +54,26 @@ def main(argv: list[str]) -> int:
         names_ = args["demos"] or reader.demos
         unknown = [n for n in names_ if n not in reader.demos]
         if unknown:
-            raise bad("demos", ",".join(names_), f"expected demos of {args['file']}: "
-                      f"{', '.join(reader.demos) or 'none'}")
+            raise bad(
+                "demos",
+                ",".join(names_),
+                f"expected demos of {args['file']}: {', '.join(reader.demos) or 'none'}",
+            )
         try:
             env = make_env(reader.env_args)
         except (KeyError, TypeError, ValueError) as error:
-            raise UserError(f"{args['file']}: its env_args do not describe an orbitlab "
-                            f"env ({error})") from None
+            raise UserError(
+                f"{args['file']}: its env_args do not describe an orbitlab env ({error})"
+            ) from None
         on_step = (lambda t: frames.append(env.render())) if args["video"] else None
         for demo in names_:
             result = replay_demo(env, reader, demo, args["mode"], on_step=on_step)
             bad_demos += not result.exact
-            print(f"{demo}: {result.steps} steps, max diff state {result.state_diff:.3g}, "
-                  f"obs {result.obs_diff:.3g}, reward {result.reward_diff:.3g} "
-                  f"{'exact' if result.exact else 'MISMATCH ' + ', '.join(result.mismatched)}")
+            print(
+                f"{demo}: {result.steps} steps, max diff state {result.state_diff:.3g}, "
+                f"obs {result.obs_diff:.3g}, reward {result.reward_diff:.3g} "
+                f"{'exact' if result.exact else 'MISMATCH ' + ', '.join(result.mismatched)}"
+            )
     if args["video"] and frames:
         import imageio.v2 as imageio
 

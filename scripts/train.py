@@ -53,17 +53,26 @@ from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
 
 
-def settings_from(cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo,
-                  device: str | None) -> TrainSettings:
-    return TrainSettings(task=cfg.task.name, agent=OmegaConf.to_container(cfg.agent, resolve=True),
-                         run_dir=run_dir, num_envs=int(cfg.num_envs), seed=int(cfg.seed),
-                         backend=cfg.backend, device=device, rank=info.rank,
-                         world_size=info.world_size,
-                         trust_checkpoint=bool(cfg.get("trust_checkpoint", False)))
+def settings_from(
+    cfg: DictConfig, run_dir: Path, info: dist.ProcessInfo, device: str | None
+) -> TrainSettings:
+    return TrainSettings(
+        task=cfg.task.name,
+        agent=OmegaConf.to_container(cfg.agent, resolve=True),
+        run_dir=run_dir,
+        num_envs=int(cfg.num_envs),
+        seed=int(cfg.seed),
+        backend=cfg.backend,
+        device=device,
+        rank=info.rank,
+        world_size=info.world_size,
+        trust_checkpoint=bool(cfg.get("trust_checkpoint", False)),
+    )
 
 
-def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int,
-             seed_offset: int = 1):
+def evaluate(
+    settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs: int, seed_offset: int = 1
+):
     """Score the checkpoint's deterministic actor over one episode of fresh worlds, at the
     task's full difficulty (no curriculum); worlds from seed + `seed_offset`."""
     seed = settings.seed + seed_offset
@@ -76,19 +85,27 @@ def evaluate(settings: TrainSettings, checkpoint: Path, run_cfg: dict, num_envs:
     return score
 
 
-def select_checkpoint(module, settings: TrainSettings, run_cfg: dict, num_envs: int,
-                      last: Path) -> tuple[Path, list[dict]]:
+def select_checkpoint(
+    module, settings: TrainSettings, run_cfg: dict, num_envs: int, last: Path
+) -> tuple[Path, list[dict]]:
     """The best segment checkpoint on `num_envs` selection worlds (seed + 2, apart from the
     final evaluation's seed + 1): highest success rate, then highest mean return."""
     if not hasattr(module, "checkpoints"):
-        raise SystemExit(f"select_best: checkpoint selection supports rsl_rl and sb3, not "
-                         f"'{settings.agent['library']}'")
+        raise SystemExit(
+            f"select_best: checkpoint selection supports rsl_rl and sb3, not "
+            f"'{settings.agent['library']}'"
+        )
     candidates = module.checkpoints(settings.run_dir) or [last]
     scored = []
     for checkpoint in candidates:
         score = evaluate(settings, checkpoint, run_cfg, num_envs, seed_offset=2)
-        scored.append({"checkpoint": str(checkpoint), "success_rate": score.success_rate,
-                       "mean_return": score.mean_return})
+        scored.append(
+            {
+                "checkpoint": str(checkpoint),
+                "success_rate": score.success_rate,
+                "mean_return": score.mean_return,
+            }
+        )
         print(f"selection: {checkpoint.name}: {score}")
     best = max(scored, key=lambda s: (s["success_rate"], s["mean_return"]))
     return Path(best["checkpoint"]), scored
@@ -110,10 +127,11 @@ def export(checkpoint: Path) -> dict:
     except ExportMismatchError as exc:
         print(f"WARNING: export check failed, nothing exported: {exc}")
         return {"export_warning": f"export check failed: {exc}"}
-    print(f"exported actor: {result.jit_path}, {result.onnx_path} (max |diff| "
-          f"{max(result.max_diff_jit, result.max_diff_onnx):.3g} <= {result.tolerance:.3g})")
-    return {"exported": {k: str(v) if isinstance(v, Path) else v
-                         for k, v in vars(result).items()}}
+    print(
+        f"exported actor: {result.jit_path}, {result.onnx_path} (max |diff| "
+        f"{max(result.max_diff_jit, result.max_diff_onnx):.3g} <= {result.tolerance:.3g})"
+    )
+    return {"exported": {k: str(v) if isinstance(v, Path) else v for k, v in vars(result).items()}}
 
 
 def discard_run_dir(run_dir: Path, runs_root: Path) -> None:
@@ -160,15 +178,19 @@ def prepare(cfg: DictConfig, output_dir: Path):
     settings = settings_from(cfg, run_dir, info, device)
     if cfg.resume:
         try:
-            settings.resume_from = module.resume_checkpoint(cfg.resume, Path(cfg.runs_root),
-                                                            settings.task, run_dir)
+            settings.resume_from = module.resume_checkpoint(
+                cfg.resume, Path(cfg.runs_root), settings.task, run_dir
+            )
         except (FileNotFoundError, ValueError) as error:
             raise ArgumentError(str(error)) from None
         if library != "rsl_rl":
             from orbitlab.rl.checkpoints import require_trust
 
-            require_trust(settings.resume_from, settings.trust_checkpoint,
-                          f"the {library} checkpoint to resume")
+            require_trust(
+                settings.resume_from,
+                settings.trust_checkpoint,
+                f"the {library} checkpoint to resume",
+            )
     return module, info, settings
 
 
@@ -178,40 +200,59 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
     run_dir = settings.run_dir
     torch.manual_seed(settings.seed)
     result = module.train(settings)
-    print(f"{settings.task}: {result.iterations} iterations ({result.env_steps} env steps in "
-          f"{result.train_s:.0f} s here); last checkpoint {result.checkpoint}")
+    print(
+        f"{settings.task}: {result.iterations} iterations ({result.env_steps} env steps in "
+        f"{result.train_s:.0f} s here); last checkpoint {result.checkpoint}"
+    )
     if info.rank == 0 and not result.interrupted:
         run_cfg = OmegaConf.to_container(cfg, resolve=True)
         checkpoint, selection = result.checkpoint, None
         if cfg.select_best:
             started = time.perf_counter()
-            checkpoint, selection = select_checkpoint(module, settings, run_cfg,
-                                                      int(cfg.select_num_envs), checkpoint)
-            selection = {"checkpoints": selection, "selected": str(checkpoint),
-                         "select_s": time.perf_counter() - started}
+            checkpoint, selection = select_checkpoint(
+                module, settings, run_cfg, int(cfg.select_num_envs), checkpoint
+            )
+            selection = {
+                "checkpoints": selection,
+                "selected": str(checkpoint),
+                "select_s": time.perf_counter() - started,
+            }
             print(f"selected {checkpoint}")
         started = time.perf_counter()
         eval_num_envs = int(cfg.eval_num_envs)
-        score = (evaluate(settings, checkpoint, run_cfg, eval_num_envs)
-                 if eval_num_envs > 0 else None)
-        metrics = {"task": settings.task, "library": library, "train_s": result.train_s,
-                   "iterations": result.iterations, "env_steps": result.env_steps,
-                   "world_size": info.world_size, "checkpoint": str(checkpoint),
-                   "last_checkpoint": str(result.checkpoint), "selection": selection,
-                   "resumed_from": str(settings.resume_from) if settings.resume_from else None,
-                   "eval_s": time.perf_counter() - started,
-                   **(score_dict(score) if score is not None else {})}
+        score = (
+            evaluate(settings, checkpoint, run_cfg, eval_num_envs) if eval_num_envs > 0 else None
+        )
+        metrics = {
+            "task": settings.task,
+            "library": library,
+            "train_s": result.train_s,
+            "iterations": result.iterations,
+            "env_steps": result.env_steps,
+            "world_size": info.world_size,
+            "checkpoint": str(checkpoint),
+            "last_checkpoint": str(result.checkpoint),
+            "selection": selection,
+            "resumed_from": str(settings.resume_from) if settings.resume_from else None,
+            "eval_s": time.perf_counter() - started,
+            **(score_dict(score) if score is not None else {}),
+        }
         write_json(run_dir / "metrics.json", metrics)  # before the export: nothing is lost
-        print(f"{settings.task}: final policy: "
-              + (str(score) if score is not None else "not evaluated (eval_num_envs=0)"))
+        print(
+            f"{settings.task}: final policy: "
+            + (str(score) if score is not None else "not evaluated (eval_num_envs=0)")
+        )
         if cfg.export and library == "rsl_rl":
             metrics.update(export(checkpoint))
             write_json(run_dir / "metrics.json", metrics)
         print(f"run directory: {run_dir}")
     dist.finish(info)
     if result.interrupted:
-        print(f"interrupted: the last checkpoint is {result.checkpoint}; continue with "
-              f"resume={run_dir}", file=sys.stderr)
+        print(
+            f"interrupted: the last checkpoint is {result.checkpoint}; continue with "
+            f"resume={run_dir}",
+            file=sys.stderr,
+        )
         raise SystemExit(130)  # the shell's code for a run ended by Ctrl-C (SIGINT)
 
 

@@ -17,8 +17,9 @@ MU = 398600.4418
 RE = 6378.137
 
 
-def free_body_xml(integrator: str = "RK4", timestep: float = 0.01, inertial: str | None = None,
-                  extra: str = "") -> str:
+def free_body_xml(
+    integrator: str = "RK4", timestep: float = 0.01, inertial: str | None = None, extra: str = ""
+) -> str:
     """A single free body named 'spacecraft' (100 kg box unless `inertial` is given)."""
     body = inertial or '<geom type="box" size="0.5 0.3 0.2" mass="100"/>'
     return f"""
@@ -37,18 +38,21 @@ def only(spec: SimSpec, *switches: str) -> SimSpec:
 def circular_orbit(alt_km: float = 400.0, t: float = 0.0, incl_rad: float = 0.0) -> OrbitInit:
     r = RE + alt_km
     v = np.sqrt(MU / r)
-    return OrbitInit(R_eci=[r, 0.0, 0.0], V_eci=[0.0, v * np.cos(incl_rad), v * np.sin(incl_rad)],
-                     t=t)
+    return OrbitInit(
+        R_eci=[r, 0.0, 0.0], V_eci=[0.0, v * np.cos(incl_rad), v * np.sin(incl_rad)], t=t
+    )
 
 
 def quat_to_mat(q: np.ndarray) -> np.ndarray:
     """World-from-body rotation of a unit quaternion (w, x, y, z), written out by hand."""
     w, x, y, z = q / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _warp_devices() -> list[str]:
@@ -93,8 +97,21 @@ def tiny_rsl_rl_run(tmp_path_factory) -> TinyRun:
     pytest.importorskip("hydra")
     run = tmp_path_factory.mktemp("tiny_train") / "run"
     result = subprocess.run(
-        [sys.executable, str(TRAIN_SCRIPT), "num_envs=8", "eval_num_envs=4",
-         "agent.max_iterations=4", "agent.save_interval=2", "agent.num_steps_per_env=8",
-         "select_best=true", "select_num_envs=2", f"hydra.run.dir={run}"],
-        check=False, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            str(TRAIN_SCRIPT),
+            "num_envs=8",
+            "eval_num_envs=4",
+            "agent.max_iterations=4",
+            "agent.save_interval=2",
+            "agent.num_steps_per_env=8",
+            "select_best=true",
+            "select_num_envs=2",
+            f"hydra.run.dir={run}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return TinyRun(run, result)

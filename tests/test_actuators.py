@@ -29,13 +29,29 @@ F_MAX = 2.0
 
 def make_scene(num_envs=4, actuators=None, **orbit_switches):
     elements = ElementSet(
-        thrusters=[ThrusterCfg(name=f"t{i}", body_name="spacecraft", max_force=F_MAX,
-                               direction_body=d, position_body=(0.0, 0.2, 0.0))
-                   for i, d in enumerate([(1, 0, 0), (-1, 0, 0)])],
-        wheels=[ReactionWheelCfg(name="w", body_name="spacecraft", axis_body=(0, 0, 1),
-                                 inertia=1e-3, max_speed=50.0, max_torque=0.01)],
+        thrusters=[
+            ThrusterCfg(
+                name=f"t{i}",
+                body_name="spacecraft",
+                max_force=F_MAX,
+                direction_body=d,
+                position_body=(0.0, 0.2, 0.0),
+            )
+            for i, d in enumerate([(1, 0, 0), (-1, 0, 0)])
+        ],
+        wheels=[
+            ReactionWheelCfg(
+                name="w",
+                body_name="spacecraft",
+                axis_body=(0, 0, 1),
+                inertia=1e-3,
+                max_speed=50.0,
+                max_torque=0.01,
+            )
+        ],
         magnetorquers=[MagnetorquerCfg(name="m", body_name="spacecraft", max_dipole=0.2)],
-        cmgs=[ControlMomentGyroCfg(name="c", body_name="spacecraft", max_rate=0.5)])
+        cmgs=[ControlMomentGyroCfg(name="c", body_name="spacecraft", max_rate=0.5)],
+    )
     sc = SpacecraftCfg(mjcf="free_body", elements=elements, actuators=actuators or {})
     cfg = SceneCfg(num_envs=num_envs, entities={"sat": sc}, timestep_s=DT)
     for key, value in orbit_switches.items():
@@ -55,17 +71,20 @@ def test_pwm_on_time_delivers_the_commanded_impulse_and_drops_short_pulses():
     cfg = ThrusterGroupCfg(pwm_period_s=0.1, min_on_time_s=0.012)
     scene = make_scene(num_envs=3, actuators={"rcs": cfg})
     # Duties 0.37 (on 37 ms: 3.7 steps), 0.1 (10 ms < 12 ms minimum: dropped), 1.0.
-    cmd = torch.tensor([[0.37 * F_MAX, 0.0], [0.1 * F_MAX, 0.0], [F_MAX, F_MAX]],
-                       dtype=torch.float64)
+    cmd = torch.tensor(
+        [[0.37 * F_MAX, 0.0], [0.1 * F_MAX, 0.0], [F_MAX, F_MAX]], dtype=torch.float64
+    )
     scene.actuators["sat/rcs"].set_command(cmd)
     out = run_outputs(scene, "sat/rcs", 20)
     impulse = out.sum(0) * DT  # N s over two periods
     # Exact to rounding: each period delivers F_max * t_on.
-    np.testing.assert_allclose(impulse[:, 0], [2 * 0.037 * F_MAX, 0.0, 2 * 0.1 * F_MAX],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        impulse[:, 0], [2 * 0.037 * F_MAX, 0.0, 2 * 0.1 * F_MAX], rtol=0, atol=1e-12
+    )
     # The pulse sits at the start of the period: full, full, full, 70%, then off.
-    np.testing.assert_allclose(out[:10, 0, 0] / F_MAX, [1, 1, 1, 0.7, 0, 0, 0, 0, 0, 0],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        out[:10, 0, 0] / F_MAX, [1, 1, 1, 0.7, 0, 0, 0, 0, 0, 0], rtol=0, atol=1e-12
+    )
 
 
 def test_pwm_samples_the_command_once_per_period():
@@ -140,9 +159,14 @@ def test_random_failures_follow_their_probabilities():
 
 
 def test_reaction_wheel_torque_and_speed_saturate():
-    scene = make_scene(num_envs=1, actuators={"rw": ReactionWheelGroupCfg()},
-                       use_gravity_gradient=False, use_magnetic=False, use_drag=False,
-                       use_srp=False)
+    scene = make_scene(
+        num_envs=1,
+        actuators={"rw": ReactionWheelGroupCfg()},
+        use_gravity_gradient=False,
+        use_magnetic=False,
+        use_drag=False,
+        use_srp=False,
+    )
     group = scene.actuators["sat/rw"]
     group.set_command(torch.tensor([[1.0]]))  # far above the 0.01 N m limit
     scene.step()
@@ -174,24 +198,41 @@ def test_magnetorquer_and_cmg_commands_saturate():
 
 def test_thruster_misalignment_adds_the_off_axis_wrench():
     cfg = ThrusterGroupCfg(mode="continuous", misalignment_std_rad=0.05, seed=3)
-    scene = make_scene(num_envs=64, actuators={"rcs": cfg}, use_gravity_gradient=False,
-                       use_drag=False, use_srp=False, use_magnetic=False)
+    scene = make_scene(
+        num_envs=64,
+        actuators={"rcs": cfg},
+        use_gravity_gradient=False,
+        use_drag=False,
+        use_srp=False,
+        use_magnetic=False,
+    )
     group = scene.actuators["sat/rcs"]
     group.set_command(torch.tensor([[F_MAX, 0.0]]).expand(64, 2))
     scene.step()
     user = scene.data.xfrc_applied[:, 1]  # the correction goes through the user wrench
     error = group.direction_error[:, 0]
     np.testing.assert_allclose(user[:, :3], F_MAX * error.numpy(), atol=1e-15)
-    angles = torch.asin(torch.linalg.vector_norm(torch.cross(
-        group.direction[0].expand(64, 3), group.direction[0] + error, dim=-1), dim=-1))
+    angles = torch.asin(
+        torch.linalg.vector_norm(
+            torch.cross(group.direction[0].expand(64, 3), group.direction[0] + error, dim=-1),
+            dim=-1,
+        )
+    )
     # 64 draws of a 2-D Gaussian angle: its rms is 0.05 * sqrt(2) within ~20%.
     assert 0.8 < float(angles.pow(2).mean().sqrt()) / (0.05 * math.sqrt(2)) < 1.2
 
 
 def test_ideal_wrench_moves_the_body_as_commanded():
     cfg = WrenchGroupCfg(max_force_n=10.0, max_torque_nm=1.0)
-    scene = make_scene(num_envs=2, actuators={"w": cfg}, use_gravity_gradient=False,
-                       use_drag=False, use_srp=False, use_magnetic=False, use_j2=False)
+    scene = make_scene(
+        num_envs=2,
+        actuators={"w": cfg},
+        use_gravity_gradient=False,
+        use_drag=False,
+        use_srp=False,
+        use_magnetic=False,
+        use_j2=False,
+    )
     scene.actuators["sat/w"].set_command(torch.tensor([[5.0, 0, 0, 0, 0, 0.0]] * 2))
     scene.step(100)
     vel, _ = scene.entities["sat"].root_velocity()
@@ -231,6 +272,5 @@ def test_wrench_command_is_allocated_to_thrusters_around_failures():
     forces = rcs.command.clone()
     forces[2, 1] = rcs.high[2, 1]
     torch.testing.assert_close(forces @ rcs.allocator().matrix.T, wrench, rtol=0, atol=1e-9)
-    too_big = rcs.set_wrench_command(torch.tensor([[10.0, 0, 0, 0, 0, 0]] * 3,
-                                                  dtype=torch.float64))
+    too_big = rcs.set_wrench_command(torch.tensor([[10.0, 0, 0, 0, 0, 0]] * 3, dtype=torch.float64))
     assert not too_big.achievable.any()  # 3 N is the most any axis can get

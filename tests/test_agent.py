@@ -55,9 +55,14 @@ def t(values) -> torch.Tensor:
 def skew(w: torch.Tensor) -> torch.Tensor:
     """[w]x for (..., 3) vectors: skew(w) @ v = w x v."""
     z = torch.zeros_like(w[..., 0])
-    return torch.stack([torch.stack([z, -w[..., 2], w[..., 1]], -1),
-                        torch.stack([w[..., 2], z, -w[..., 0]], -1),
-                        torch.stack([-w[..., 1], w[..., 0], z], -1)], -2)
+    return torch.stack(
+        [
+            torch.stack([z, -w[..., 2], w[..., 1]], -1),
+            torch.stack([w[..., 2], z, -w[..., 0]], -1),
+            torch.stack([-w[..., 1], w[..., 0], z], -1),
+        ],
+        -2,
+    )
 
 
 def quat_axis_angle(axis, angle) -> torch.Tensor:
@@ -116,8 +121,10 @@ def test_graph_validation_errors():
     with pytest.raises(ValueError, match="two nodes are named 'a'"):
         AgentGraph([a, Double(NodeCfg(), "a", 1, 0.1)], external_inputs=["x"])
     with pytest.raises(ValueError, match="node 'c' has num_envs 2"):
-        AgentGraph([a, Double(NodeCfg(inputs={"x": "y"}, outputs={"y": "w"}), "c", 2, 0.1)],
-                   external_inputs=["x"])
+        AgentGraph(
+            [a, Double(NodeCfg(inputs={"x": "y"}, outputs={"y": "w"}), "c", 2, 0.1)],
+            external_inputs=["x"],
+        )
 
 
 def test_chain_wiring_suffix_and_table():
@@ -168,14 +175,18 @@ def test_bdot_detumbles_spherical_body_in_constant_field():
     """J = 0.1 kg m^2 sphere, constant inertial field: rate across B decays, along B stays."""
     dt, inertia, n_env = 0.1, 0.1, 1
     b_inertial = t([3e-5, 0.0, 1e-5])
-    node = BDotNode(BDotCfg(gain=bdot_gain(N_500KM, 0.9, inertia), normalized=True,
-                            max_dipole_am2=1.0), "bdot", n_env, dt)
+    node = BDotNode(
+        BDotCfg(gain=bdot_gain(N_500KM, 0.9, inertia), normalized=True, max_dipole_am2=1.0),
+        "bdot",
+        n_env,
+        dt,
+    )
     omega, rot = t([[0.08, -0.05, 0.06]]), torch.eye(3, dtype=F64)[None]  # inertial rad/s
     b_hat = b_inertial / b_inertial.norm()
     perp0 = (omega - (omega @ b_hat)[:, None] * b_hat).norm().item()
     along0 = (omega @ b_hat).item()
     for k in range(3000):
-        field_body = (rot.transpose(1, 2) @ b_inertial)
+        field_body = rot.transpose(1, 2) @ b_inertial
         node.update({"magnetometer": field_body}, k)
         torque_inertial = rot @ torch.linalg.cross(node.held["mtq_dipole"], field_body)[0]
         omega = omega + dt * torque_inertial / inertia
@@ -199,16 +210,28 @@ def test_pd_closed_form_and_shortest_path():
     target = quat_axis_angle([0.0, 0.3, 1.0], 0.7)
     q = quat_multiply(target, quat_axis_angle(axis, angle))  # body = target turned by 0.1 rad
     rate, target_rate = t([0.01, -0.02, 0.003]), t([0.0, 0.005, 0.0])
-    node.update({"attitude": torch.stack([q, -q]), "rate": rate.expand(2, 3),
-                 "target_attitude": target.expand(2, 4),
-                 "target_rate": target_rate.expand(2, 3)}, 0)
+    node.update(
+        {
+            "attitude": torch.stack([q, -q]),
+            "rate": rate.expand(2, 3),
+            "target_attitude": target.expand(2, 4),
+            "target_rate": target_rate.expand(2, 3),
+        },
+        0,
+    )
     expected = -0.4 * math.sin(angle / 2) * axis - 2.0 * (rate - target_rate)
     torque = node.held["torque"]
     assert torch.allclose(torque, expected.expand(2, 3), rtol=0, atol=1e-15)  # rounding only
     # 350 deg about a = -10 deg: the torque turns the body forward, the short way
     far = quat_axis_angle(axis, math.radians(350.0))
-    node.update({"attitude": far.expand(2, 4), "rate": torch.zeros(2, 3, dtype=F64),
-                 "target_attitude": t([1.0, 0, 0, 0]).expand(2, 4)}, 0)
+    node.update(
+        {
+            "attitude": far.expand(2, 4),
+            "rate": torch.zeros(2, 3, dtype=F64),
+            "target_attitude": t([1.0, 0, 0, 0]).expand(2, 4),
+        },
+        0,
+    )
     forward = 0.4 * math.sin(math.radians(5.0)) * axis  # -Kp q_e,vec of the -10 deg error
     assert torch.allclose(node.held["torque"][0], forward, rtol=0, atol=1e-15)  # rounding only
 
@@ -268,6 +291,7 @@ def test_hill_force_to_body_and_allocation_suffix():
     hill_to_body = t([[c, -s, 0], [s, c, 0], [0, 0, 1]]).expand(2, 3, 3)
     try:
         from orbitlab.actuators.allocation import ThrusterAllocator
+
         dirs = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]]
         allocator = ThrusterAllocator(torch.zeros(6, 3), dirs, 1.0)
     except ImportError:  # allocator not written yet: least-norm stand-in
@@ -330,12 +354,20 @@ def test_cw_stm_and_zoh_match_rk4(t_end, h):
     gamma = _rk4(A, torch.zeros(6, 3, dtype=F64), drive, t_end, h)
     assert ((cw_zoh_input(n, t_end, mass) - gamma).norm() / gamma.norm()).item() < 1e-9
     assert mean_motion(6378.137 + 500.0) == pytest.approx(
-        math.sqrt(MU_EARTH_KM3_S2 / 6878.137**3), rel=1e-15)  # same formula, rounding only
+        math.sqrt(MU_EARTH_KM3_S2 / 6878.137**3), rel=1e-15
+    )  # same formula, rounding only
 
 
 def test_cw_lqr_gain_riccati_and_closed_loop():
-    cfg = CwLqrCfg(mean_motion_rad_s=N_500KM, mass_kg=12.0, period_s=0.2, q_pos=1.0,
-                   q_vel=100.0, r_force=100.0, max_force_n=0.5)
+    cfg = CwLqrCfg(
+        mean_motion_rad_s=N_500KM,
+        mass_kg=12.0,
+        period_s=0.2,
+        q_pos=1.0,
+        q_vel=100.0,
+        r_force=100.0,
+        max_force_n=0.5,
+    )
     node = CwLqrNode(cfg, "lqr", 3, 0.1)  # 5 Hz control, 10 Hz graph
     assert node.K.shape == (3, 6)
     assert torch.linalg.eigvals(node.closed_loop).abs().max().item() < 1.0
@@ -358,13 +390,20 @@ def test_cw_lqr_gain_riccati_and_closed_loop():
 def test_velocity_loop_drives_the_velocity_to_its_command_within_its_force_limit():
     from orbitlab.agent import VelocityLoopCfg, VelocityLoopNode
 
-    node = VelocityLoopNode(VelocityLoopCfg(mass_kg=20.0, time_constant_s=2.0, max_force_n=1.5),
-                            "loop", 2, 0.1)
-    out = node.compute({"velocity_command": torch.tensor([[0.1, 0.0, -0.05], [1.0, -1.0, 0.0]],
-                                                         dtype=torch.float64),
-                        "velocity": torch.zeros(2, 3, dtype=torch.float64)})["force"]
+    node = VelocityLoopNode(
+        VelocityLoopCfg(mass_kg=20.0, time_constant_s=2.0, max_force_n=1.5), "loop", 2, 0.1
+    )
+    out = node.compute(
+        {
+            "velocity_command": torch.tensor(
+                [[0.1, 0.0, -0.05], [1.0, -1.0, 0.0]], dtype=torch.float64
+            ),
+            "velocity": torch.zeros(2, 3, dtype=torch.float64),
+        }
+    )["force"]
     # m dv / tau = 20 * 0.1 / 2 = 1 N; the second row saturates at 1.5 N per axis.
-    torch.testing.assert_close(out, torch.tensor([[1.0, 0.0, -0.5], [1.5, -1.5, 0.0]],
-                                                 dtype=torch.float64))
+    torch.testing.assert_close(
+        out, torch.tensor([[1.0, 0.0, -0.5], [1.5, -1.5, 0.0]], dtype=torch.float64)
+    )
     with pytest.raises(ValueError, match="time_constant_s = 0.0 must be finite and > 0"):
         VelocityLoopNode(VelocityLoopCfg(time_constant_s=0.0), "bad", 1, 0.1)

@@ -38,13 +38,16 @@ def flyer() -> ThrusterAllocator:
 
 
 def layouts() -> dict[str, ThrusterAllocator]:
-    return {"flyer": ThrusterAllocator(*table(FORMATION_THRUSTERS), F_MAX),
-            "chaser16": ThrusterAllocator(*table(CHASER_THRUSTERS), 22.0),
-            "random24": ThrusterAllocator(*random_layout(24, 1))}
+    return {
+        "flyer": ThrusterAllocator(*table(FORMATION_THRUSTERS), F_MAX),
+        "chaser16": ThrusterAllocator(*table(CHASER_THRUSTERS), 22.0),
+        "random24": ThrusterAllocator(*random_layout(24, 1)),
+    }
 
 
-def lsq_reference(alloc: ThrusterAllocator, wrench: torch.Tensor,
-                  limits: torch.Tensor) -> torch.Tensor:
+def lsq_reference(
+    alloc: ThrusterAllocator, wrench: torch.Tensor, limits: torch.Tensor
+) -> torch.Tensor:
     """Achieved wrenches (k, 6) of scipy's bounded least squares, world by world (a thruster
     with a zero limit is dropped: BVLS mishandles the degenerate bounds [0, 0])."""
     optimize = pytest.importorskip("scipy.optimize")
@@ -72,8 +75,10 @@ def test_reference_layout_spans_all_axes_with_the_spec_limits(flyer):
 def test_achievable_wrenches_are_reproduced_in_1024_worlds(name):
     alloc = layouts()[name]
     u = alloc.max_force_n
-    wrench = (torch.rand(1024, alloc.num_thrusters, dtype=F64, generator=torch.Generator()
-                         .manual_seed(3)) * u) @ alloc.matrix.T
+    wrench = (
+        torch.rand(1024, alloc.num_thrusters, dtype=F64, generator=torch.Generator().manual_seed(3))
+        * u
+    ) @ alloc.matrix.T
     res = alloc.allocate(wrench)
     assert res.forces.shape == (1024, alloc.num_thrusters) and res.achievable.all()
     # The allocator's tolerance scaled to this layout's largest limit; rounding is ~1e-14 N.
@@ -85,7 +90,9 @@ def test_achievable_wrenches_are_reproduced_in_1024_worlds(name):
 def test_saturated_wrenches_are_the_least_squares_optimum_of_scipy(name):
     alloc = layouts()[name]
     gen = torch.Generator().manual_seed(5)
-    wrench = 4.0 * torch.randn(256, 6, dtype=F64, generator=gen) * torch.tensor([1.0] * 3 + [0.2] * 3)
+    wrench = (
+        4.0 * torch.randn(256, 6, dtype=F64, generator=gen) * torch.tensor([1.0] * 3 + [0.2] * 3)
+    )
     gains = 0.5 + 0.5 * torch.rand(256, alloc.num_thrusters, dtype=F64, generator=gen)
     limits = gains * alloc.max_force_n  # per-world randomised thruster gains
     res = alloc.allocate(wrench, limits)
@@ -136,8 +143,10 @@ def test_minimum_fuel_never_fires_both_thrusters_of_an_opposed_pair(flyer):
     force = (2 * torch.rand(256, 3, dtype=F64, generator=gen) - 1) * 2 * F_MAX
     torque = (2 * torch.rand(256, 3, dtype=F64, generator=gen) - 1) * 2 * F_MAX * ARM
     zeros = torch.zeros(256, 3, dtype=F64)
-    for wrench, fuel in ((torch.cat([force, zeros], 1), force.abs().sum(1)),
-                         (torch.cat([zeros, torque], 1), torque.abs().sum(1) / ARM)):
+    for wrench, fuel in (
+        (torch.cat([force, zeros], 1), force.abs().sum(1)),
+        (torch.cat([zeros, torque], 1), torque.abs().sum(1) / ARM),
+    ):
         res = flyer.allocate(wrench)
         assert res.achievable.all()
         for a, b in PAIRS:
@@ -167,31 +176,37 @@ def test_torque_arms_are_taken_about_the_centre_of_mass():
 GOOD = {"positions_m": np.zeros((3, 3)), "directions": np.eye(3), "max_force_n": 1.0}
 
 
-@pytest.mark.parametrize("name, change", [
-    ("positions_m", {"positions_m": np.zeros((3, 2))}),
-    ("positions_m", {"positions_m": np.full((3, 3), np.nan)}),
-    ("directions", {"directions": np.eye(3)[:2]}),
-    ("directions", {"directions": np.zeros((3, 3))}),
-    ("max_force_n", {"max_force_n": -1.0}),
-    ("max_force_n", {"max_force_n": [1.0, np.nan, 1.0]}),
-    ("max_force_n", {"max_force_n": [1.0, 1.0]}),
-    ("center_of_mass_m", {"center_of_mass_m": (0.0, 0.0)}),
-    ("iterations", {"iterations": 0}),
-    ("tolerance", {"tolerance": 0.0}),
-])
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        ("positions_m", {"positions_m": np.zeros((3, 2))}),
+        ("positions_m", {"positions_m": np.full((3, 3), np.nan)}),
+        ("directions", {"directions": np.eye(3)[:2]}),
+        ("directions", {"directions": np.zeros((3, 3))}),
+        ("max_force_n", {"max_force_n": -1.0}),
+        ("max_force_n", {"max_force_n": [1.0, np.nan, 1.0]}),
+        ("max_force_n", {"max_force_n": [1.0, 1.0]}),
+        ("center_of_mass_m", {"center_of_mass_m": (0.0, 0.0)}),
+        ("iterations", {"iterations": 0}),
+        ("tolerance", {"tolerance": 0.0}),
+    ],
+)
 def test_bad_constructor_inputs_raise_value_errors_naming_the_argument(name, change):
     with pytest.raises(ValueError, match=name):
         ThrusterAllocator(**{**GOOD, **change})
 
 
-@pytest.mark.parametrize("name, wrench, limits", [
-    ("wrench", torch.zeros(4, 5), None),
-    ("wrench", torch.zeros(6), None),
-    ("wrench", torch.full((4, 6), float("nan")), None),
-    ("max_force_n", torch.zeros(4, 6), torch.ones(4, 11)),
-    ("max_force_n", torch.zeros(4, 6), -torch.ones(4, 12)),
-    ("max_force_n", torch.zeros(4, 6), torch.full((4, 12), float("inf"))),
-])
+@pytest.mark.parametrize(
+    "name, wrench, limits",
+    [
+        ("wrench", torch.zeros(4, 5), None),
+        ("wrench", torch.zeros(6), None),
+        ("wrench", torch.full((4, 6), float("nan")), None),
+        ("max_force_n", torch.zeros(4, 6), torch.ones(4, 11)),
+        ("max_force_n", torch.zeros(4, 6), -torch.ones(4, 12)),
+        ("max_force_n", torch.zeros(4, 6), torch.full((4, 12), float("inf"))),
+    ],
+)
 def test_bad_allocate_inputs_raise_value_errors_naming_the_argument(flyer, name, wrench, limits):
     with pytest.raises(ValueError, match=name):
         flyer.allocate(wrench, limits)

@@ -49,7 +49,11 @@ def composite(model: mujoco.MjModel, data: mujoco.MjData) -> tuple[float, np.nda
         r = data.xipos[b] - com
         inertia += R @ np.diag(model.body_inertia[b]) @ R.T
         inertia += model.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
-    return float(model.body_mass.sum()), root_R.T @ (com - data.xpos[1]), root_R.T @ inertia @ root_R
+    return (
+        float(model.body_mass.sum()),
+        root_R.T @ (com - data.xpos[1]),
+        root_R.T @ inertia @ root_R,
+    )
 
 
 def site_frame(data: mujoco.MjData, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -90,11 +94,14 @@ def test_assets_attach_under_prefixes_without_option_conflicts():
         warnings.simplefilter("error")  # an <option> in an asset would warn on attach
         for i, name in enumerate(SPACECRAFT):
             frame = root.worldbody.add_frame(pos=[0.0, 30.0 * i, 0.0])
-            root.attach(mujoco.MjSpec.from_file(str(asset_path(name))), frame=frame,
-                        prefix=f"{name}/")
+            root.attach(
+                mujoco.MjSpec.from_file(str(asset_path(name))), frame=frame, prefix=f"{name}/"
+            )
     model = root.compile()
-    roots = [model.body(f"{name}/{'module' if name == 'station_module' else 'bus'}").id
-             for name in SPACECRAFT]
+    roots = [
+        model.body(f"{name}/{'module' if name == 'station_module' else 'bus'}").id
+        for name in SPACECRAFT
+    ]
     assert all(model.body_parentid[b] == 0 for b in roots)
 
 
@@ -243,8 +250,7 @@ def test_solar_array_latches_hold_then_spring_deploys_each_array_to_its_stop():
 
 def test_arm_position_actuators_track_a_target_configuration():
     model, data = load("arm_bus")
-    joints = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist_pitch", "wrist_yaw",
-              "wrist_roll"]
+    joints = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist_pitch", "wrist_yaw", "wrist_roll"]
     target = np.array([0.5, -0.6, 1.0, 0.4, -0.3, 0.8])
     for j, q in zip(joints, target, strict=True):
         data.actuator(j).ctrl = q

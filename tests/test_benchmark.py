@@ -21,18 +21,31 @@ def load_script():
 
 def test_physics_benchmark_writes_the_documented_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert load_script().main(["physics", "--nworld", "4", "8", "--steps", "2", "--trials", "1",
-                               "--json", str(out)]) == 0
+    assert (
+        load_script().main(
+            ["physics", "--nworld", "4", "8", "--steps", "2", "--trials", "1", "--json", str(out)]
+        )
+        == 0
+    )
     rows = json.loads(out.read_text())["physics"]
     assert set(rows) == {"4", "8"}
     for row in rows.values():
-        assert set(row) == {"orbit_steps_per_s", "plain_steps_per_s", "orbit_tax", "peak_rss_mb",
-                            "stage_steps_per_s", "stage_plain_steps_per_s", "stage_tax"}
+        assert set(row) == {
+            "orbit_steps_per_s",
+            "plain_steps_per_s",
+            "orbit_tax",
+            "peak_rss_mb",
+            "stage_steps_per_s",
+            "stage_plain_steps_per_s",
+            "stage_tax",
+        }
         assert row["stage_tax"] == pytest.approx(
-            row["stage_plain_steps_per_s"] / row["stage_steps_per_s"] - 1.0)
+            row["stage_plain_steps_per_s"] / row["stage_steps_per_s"] - 1.0
+        )
         assert row["orbit_steps_per_s"] > 0 and row["plain_steps_per_s"] > 0
         assert row["orbit_tax"] == pytest.approx(
-            row["plain_steps_per_s"] / row["orbit_steps_per_s"] - 1.0)
+            row["plain_steps_per_s"] / row["orbit_steps_per_s"] - 1.0
+        )
     printed = capsys.readouterr().out
     assert "held tax" in printed and "stage tax" in printed
 
@@ -40,8 +53,26 @@ def test_physics_benchmark_writes_the_documented_json(tmp_path, capsys):
 def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):
     pytest.importorskip("mujoco_warp")
     out = tmp_path / "bench.json"
-    assert load_script().main(["physics", "--backend", "warp", "--device", "cpu", "--nworld",
-                               "2", "--steps", "2", "--trials", "1", "--json", str(out)]) == 0
+    assert (
+        load_script().main(
+            [
+                "physics",
+                "--backend",
+                "warp",
+                "--device",
+                "cpu",
+                "--nworld",
+                "2",
+                "--steps",
+                "2",
+                "--trials",
+                "1",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())["physics"]
     assert result["meta"]["device"] == "cpu" and result["meta"]["startup_s"] > 0
     assert result["2"]["memory_per_world_kb"] is None  # no device memory on the CPU
@@ -54,9 +85,27 @@ def test_benchmark_rejects_a_nonpositive_world_count():
 
 def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
     out, plot = tmp_path / "env.json", tmp_path / "env.png"
-    assert load_script().main(["env", "--tasks", "Detumble-RW", "--nworld", "4", "8",
-                               "--steps", "2", "--trials", "1", "--json", str(out),
-                               "--plot", str(plot)]) == 0
+    assert (
+        load_script().main(
+            [
+                "env",
+                "--tasks",
+                "Detumble-RW",
+                "--nworld",
+                "4",
+                "8",
+                "--steps",
+                "2",
+                "--trials",
+                "1",
+                "--json",
+                str(out),
+                "--plot",
+                str(plot),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(out.read_text())["env"]["Detumble-RW"]
     assert set(rows) == {"4", "8"}
     for row in rows.values():
@@ -68,14 +117,37 @@ def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
 def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
     pytest.importorskip("rsl_rl")
     out = tmp_path / "train.json"
-    assert load_script().main(["train", "--tasks", "Detumble-RW", "--nworld", "8",
-                               "--iterations", "2", "--warmup", "1", "--steps-per-env", "8",
-                               "--json", str(out)]) == 0
+    assert (
+        load_script().main(
+            [
+                "train",
+                "--tasks",
+                "Detumble-RW",
+                "--nworld",
+                "8",
+                "--iterations",
+                "2",
+                "--warmup",
+                "1",
+                "--steps-per-env",
+                "8",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(out.read_text())["train"]["Detumble-RW"]
     assert set(rows) == {"8"}
     row = rows["8"]
-    assert set(row) == {"collect_steps_per_s", "collect_s", "learn_s", "iteration_s",
-                        "total_steps_per_s", "learn_fraction"}
+    assert set(row) == {
+        "collect_steps_per_s",
+        "collect_s",
+        "learn_s",
+        "iteration_s",
+        "total_steps_per_s",
+        "learn_fraction",
+    }
     assert all(math.isfinite(v) and v > 0 for v in row.values())
     assert row["learn_fraction"] < 1
     assert row["total_steps_per_s"] == pytest.approx(8 * 8 / row["iteration_s"])
@@ -91,14 +163,42 @@ def test_train_benchmark_rejects_zero_iterations():
 def test_bridge_benchmark_writes_the_documented_json(tmp_path):
     pytest.importorskip("zmq")
     out = tmp_path / "bench.json"
-    assert load_script().main(["bridge", "--spacecraft", "4", "--speed", "1", "--rates", "50",
-                               "--clients", "1", "2", "--duration", "0.5", "--no-lockstep",
-                               "--no-real-sim", "--json", str(out)]) == 0
+    assert (
+        load_script().main(
+            [
+                "bridge",
+                "--spacecraft",
+                "4",
+                "--speed",
+                "1",
+                "--rates",
+                "50",
+                "--clients",
+                "1",
+                "2",
+                "--duration",
+                "0.5",
+                "--no-lockstep",
+                "--no-real-sim",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(out.read_text())["bridge"]
     assert [r["clients"] for r in rows] == [1, 2]
     for row in rows:
-        assert {"achieved_hz", "jitter_ms", "commands_hz", "applied_hz", "client_cpu",
-                "server_cpu", "python_ns", "rejected"} <= set(row)
+        assert {
+            "achieved_hz",
+            "jitter_ms",
+            "commands_hz",
+            "applied_hz",
+            "client_cpu",
+            "server_cpu",
+            "python_ns",
+            "rejected",
+        } <= set(row)
         assert row["achieved_hz"] == pytest.approx(50.0, rel=0.2)  # 50 Hz is easy
         assert row["applied_hz"] == pytest.approx(50.0, rel=0.2) and row["rejected"] == 0
 
@@ -108,9 +208,14 @@ def test_bridge_benchmark_rejects_zero_clients():
         load_script().main(["bridge", "--clients", "0"])
 
 
-@pytest.mark.parametrize("argv", [["bridge", "--device", "cpu"],
-                                  ["physics", "--device", "cuda:0"],
-                                  ["env", "--device", "cuda:0"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bridge", "--device", "cpu"],
+        ["physics", "--device", "cuda:0"],
+        ["env", "--device", "cuda:0"],
+    ],
+)
 def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv, capsys):
     with pytest.raises(SystemExit):
         load_script().main(argv)
@@ -132,7 +237,26 @@ def test_warp_physics_benchmark_writes_each_row_as_it_finishes(tmp_path, monkeyp
         return real(model, orbit, device, nworld, cfg)
 
     monkeypatch.setattr(physics_warp, "_measure_row", row_then_look)
-    assert load_script().main(["physics", "--backend", "warp", "--device", "cpu", "--nworld",
-                               "1", "2", "--steps", "1", "--trials", "1", "--json", str(out)]) == 0
+    assert (
+        load_script().main(
+            [
+                "physics",
+                "--backend",
+                "warp",
+                "--device",
+                "cpu",
+                "--nworld",
+                "1",
+                "2",
+                "--steps",
+                "1",
+                "--trials",
+                "1",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert set(seen[0]) == {"meta", "1"}
     assert set(json.loads(out.read_text())["physics"]) == {"meta", "1", "2"}

@@ -38,8 +38,14 @@ def _port(endpoint: str) -> int:
 def serving(sim=None, **overrides):
     """A BridgeServer on free ports, ticking in a thread (100 Hz real time by default)."""
     sim = sim or StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
-    kw = {"pub_port": 0, "sub_port": 0, "heartbeat_port": 0, "accel": 1.0,
-          "rate_hz": 100.0, **overrides}
+    kw = {
+        "pub_port": 0,
+        "sub_port": 0,
+        "heartbeat_port": 0,
+        "accel": 1.0,
+        "rate_hz": 100.0,
+        **overrides,
+    }
     server = BridgeServer(sim, BridgeCfg(**kw))
     stop = threading.Event()
     thread = threading.Thread(target=server.run, kwargs={"stop": stop}, daemon=True)
@@ -55,8 +61,12 @@ def serving(sim=None, **overrides):
 
 def client_for(server: BridgeServer, **overrides) -> Client:
     e = server.endpoints
-    return Client(pub_port=_port(e["telemetry"]), sub_port=_port(e["commands"]),
-                  heartbeat_port=_port(e["heartbeat"]), **overrides)
+    return Client(
+        pub_port=_port(e["telemetry"]),
+        sub_port=_port(e["commands"]),
+        heartbeat_port=_port(e["heartbeat"]),
+        **overrides,
+    )
 
 
 def wait_until(predicate, timeout_s: float = 3.0, client: Client | None = None) -> None:
@@ -73,34 +83,43 @@ def wait_until(predicate, timeout_s: float = 3.0, client: Client | None = None) 
 # ---------------------------------------------------------------------- protocol
 def test_protocol_facts():
     assert (protocol.PUB_PORT, protocol.SUB_PORT, protocol.HEARTBEAT_PORT) == (5550, 5551, 5552)
-    assert protocol.request_id("bskSat0", "SCStatesMsgPayload", "sc_states", "out") == \
-        "bskSat0_SCStatesMsgPayload_sc_states_out"
+    assert (
+        protocol.request_id("bskSat0", "SCStatesMsgPayload", "sc_states", "out")
+        == "bskSat0_SCStatesMsgPayload_sc_states_out"
+    )
     assert protocol.normalize("forceRequestBody") == protocol.normalize("force_request_body")
     assert protocol.stamp(12.5) == {"sec": 12, "nanosec": 500_000_000}
     assert protocol.split_topic("/bskSat0/bsk/in/cmd_force") == ("bskSat0", "in", "cmd_force")
     msg = protocol.telemetry("sat", "SCStatesMsgPayload", "sc_states", 1.0, {"r_BN_N": [1, 2, 3]})
     assert msg["r_bn_n"] == [1, 2, 3] and msg["stamp"] == {"sec": 1, "nanosec": 0}
-    wheel = {"namespace": "s", "msg_type": "ArrayMotorTorqueMsgPayload",
-             "motorTorque": [0.1, 0.2, 0.3] + [0.0] * 33}
+    wheel = {
+        "namespace": "s",
+        "msg_type": "ArrayMotorTorqueMsgPayload",
+        "motorTorque": [0.1, 0.2, 0.3] + [0.0] * 33,
+    }
     assert protocol.parse_vector(wheel, protocol.WHEEL_TORQUE, 3, "t") == [0.1, 0.2, 0.3]
 
 
-@pytest.mark.parametrize("payload", [
-    {"r_BN_N": [1.0, 2.0, 3.0], "sigma_BN": [0.0, 0.1, 0.2]},
-    {},
-    {"values": [1.5], "names": ["a\"b", "c"]},
-    {"Time": 3.0},  # lowercased it collides with the head: the plain path
-    {"r_BN_N": [1.0], "r_bn_n": [2.0]},  # collide with each other: the plain path
-    {"_x": 1, "class": 2, "a b": [None, True]},  # not plain identifiers
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"r_BN_N": [1.0, 2.0, 3.0], "sigma_BN": [0.0, 0.1, 0.2]},
+        {},
+        {"values": [1.5], "names": ['a"b', "c"]},
+        {"Time": 3.0},  # lowercased it collides with the head: the plain path
+        {"r_BN_N": [1.0], "r_bn_n": [2.0]},  # collide with each other: the plain path
+        {"_x": 1, "class": 2, "a b": [None, True]},  # not plain identifiers
+    ],
+)
 def test_telemetry_frames_are_the_reference_encoding(payload):
     frames = protocol.TelemetryFrames()
     for t in (0.0, 12.345678901, 1e9 + 0.5):
         frames.begin(t)
         for _ in range(2):  # the second time from the cached head and field names
             frame = frames.frame("sat", "SCStatesMsgPayload", "sc_states", payload)
-            reference = protocol.encode(protocol.telemetry("sat", "SCStatesMsgPayload",
-                                                           "sc_states", t, payload))
+            reference = protocol.encode(
+                protocol.telemetry("sat", "SCStatesMsgPayload", "sc_states", t, payload)
+            )
             assert frame == reference
             assert json.loads(frame)["stamp"] == protocol.stamp(t)
 
@@ -123,22 +142,40 @@ def test_subscription_prefixes_pass_exactly_a_namespace_and_the_bridge_messages(
     assert passes(protocol.encode({"sim_time": 1.0, "accelFactor": 1.0}))
     assert passes(protocol.encode({"clock_reset": True, "sim_time": 0.0, "accelFactor": 1.0}))
     assert passes(protocol.encode(protocol.topic_request("sc0", "M", "t", "out")))
-    assert passes(protocol.encode(protocol.telemetry(
-        protocol.DIAGNOSTICS_NS, "D", protocol.DIAGNOSTICS_TOPIC, 1.0, {"code": "x"})))
+    assert passes(
+        protocol.encode(
+            protocol.telemetry(
+                protocol.DIAGNOSTICS_NS, "D", protocol.DIAGNOSTICS_TOPIC, 1.0, {"code": "x"}
+            )
+        )
+    )
 
 
 def test_command_frames_are_the_reference_encoding():
     for field, values in (("forceRequestBody", [0.5, -1e-9, 3.0]), ("motorTorque", [0.0] * 4)):
         frame = protocol.command_writer("sat", "T", "cmd", "c1", field)(123456789012, values)
-        assert frame == protocol.encode({"namespace": "sat", "msg_type": "T",
-                                         "topic_name": "cmd", "timestamp": 123456789012,
-                                         "client": "c1", field: values})
+        assert frame == protocol.encode(
+            {
+                "namespace": "sat",
+                "msg_type": "T",
+                "topic_name": "cmd",
+                "timestamp": 123456789012,
+                "client": "c1",
+                field: values,
+            }
+        )
 
 
 @pytest.mark.parametrize("value", [[0.1, -2, 3e-5], [1e308, 1e308, 0.0], [0, 0, 0]])
 def test_command_fast_path_gives_the_full_checks_values(value):
-    message = {"namespace": "s", "msg_type": "CmdForceBodyMsgPayload", "topic_name": "cmd_force",
-               "timestamp": 5, "client": "c", "forceRequestBody": value}
+    message = {
+        "namespace": "s",
+        "msg_type": "CmdForceBodyMsgPayload",
+        "topic_name": "cmd_force",
+        "timestamp": 5,
+        "client": "c",
+        "forceRequestBody": value,
+    }
     fast = protocol.parse_vector(message, protocol.FORCE, 3, "t")
     assert fast == [float(x) for x in value] and all(type(x) is float for x in fast)
     # a spelling the fast path does not know takes the full check, same values
@@ -148,8 +185,14 @@ def test_command_fast_path_gives_the_full_checks_values(value):
 
 def test_typed_command_decoding_takes_only_plain_commands():
     pytest.importorskip("msgspec")
-    good = {"namespace": "s", "msg_type": "CmdForceBodyMsgPayload", "topic_name": "cmd_force",
-            "timestamp": 5, "client": "c", "forceRequestBody": [0.5, -2, 0]}
+    good = {
+        "namespace": "s",
+        "msg_type": "CmdForceBodyMsgPayload",
+        "topic_name": "cmd_force",
+        "timestamp": 5,
+        "client": "c",
+        "forceRequestBody": [0.5, -2, 0],
+    }
     command = protocol.decode_command(json.dumps(good).encode())
     assert command.namespace == "s" and command.forceRequestBody == [0.5, -2.0, 0.0]
     assert all(type(x) is float for x in command.forceRequestBody)
@@ -158,11 +201,16 @@ def test_typed_command_decoding_takes_only_plain_commands():
     assert protocol.VectorParser(protocol.FORCE, 2, "t").from_command(command) is None
     both = dict(good, torqueRequestBody=[0, 0, 1])  # a second vector: not this topic's alone
     assert parser.from_command(protocol.decode_command(json.dumps(both).encode())) is None
-    for frame in (b'{"msg": "ping"}', b'{"namespace": "s", "force_request_body": [0, 0, 0]}',
-                  b'{"namespace": "s", "forceRequestBody": [true, 0, 0]}',
-                  b'{"namespace": "s", "forceRequestBody": [1e999, 0, 0]}',
-                  b'{"namespace": "s", "forceRequestBody": [NaN, 0, 0]}',
-                  b'{"namespace": 3}', b"[1, 2]", b"\xff"):
+    for frame in (
+        b'{"msg": "ping"}',
+        b'{"namespace": "s", "force_request_body": [0, 0, 0]}',
+        b'{"namespace": "s", "forceRequestBody": [true, 0, 0]}',
+        b'{"namespace": "s", "forceRequestBody": [1e999, 0, 0]}',
+        b'{"namespace": "s", "forceRequestBody": [NaN, 0, 0]}',
+        b'{"namespace": 3}',
+        b"[1, 2]",
+        b"\xff",
+    ):
         assert protocol.decode_command(frame) is None, frame
 
 
@@ -183,15 +231,18 @@ message = {"namespace": "s", "forceRequestBody": [1, 2, 3]}
 print(json.dumps(protocol.parse_vector(message, protocol.FORCE, 3, "t")))
 print(protocol.command_writer("s", "T", "cmd", "c", "forceRequestBody")(5, [1.0, 2.0]).decode())
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     frames = protocol.TelemetryFrames()
     frames.begin(1.5)
     assert json.loads(out[0]) == json.loads(
-        frames.frame("n", "m", "t", {"r_BN_N": [1.0, 2.5e-7, 3.0]}))
+        frames.frame("n", "m", "t", {"r_BN_N": [1.0, 2.5e-7, 3.0]})
+    )
     assert json.loads(out[1]) == [1.0, 2.0, 3.0]
     assert json.loads(out[2]) == json.loads(
-        protocol.command_writer("s", "T", "cmd", "c", "forceRequestBody")(5, [1.0, 2.0]))
+        protocol.command_writer("s", "T", "cmd", "c", "forceRequestBody")(5, [1.0, 2.0])
+    )
 
 
 def test_pacer_real_time_and_catch_up_reset():
@@ -229,8 +280,13 @@ def test_topic_handshake_and_clock_reset():
         wait_until(lambda: rid_out in client.topic_requests, client=client)
         request = client.topic_requests[rid_out]
         assert request["topic_request"] is True and request["direction"] == "out"
-        wait_until(lambda: server.table.handshakes[rid_out].confirmed
-                   and server.table.handshakes[rid_in].confirmed, client=client)
+        wait_until(
+            lambda: (
+                server.table.handshakes[rid_out].confirmed
+                and server.table.handshakes[rid_in].confirmed
+            ),
+            client=client,
+        )
         assert server.table.handshakes[rid_in].success
         # the clock reset of the start is acknowledged ...
         wait_until(lambda: server._clock["acked"], client=client)
@@ -257,8 +313,9 @@ def test_heartbeat_timeout_pauses_with_require_bridge():
             ticks = server.stats.ticks
             time.sleep(0.3)
             assert server.stats.ticks - ticks <= 1  # paused
-            wait_until(lambda: any(d["code"] == "link_lost" for d in client.diagnostics),
-                       client=client)
+            wait_until(
+                lambda: any(d["code"] == "link_lost" for d in client.diagnostics), client=client
+            )
             resets = server.pacer.resets
             client.heartbeat.paused.clear()
             wait_until(lambda: server.stats.ticks > ticks + 5, client=client)
@@ -284,8 +341,17 @@ def test_client_commands_formation_spacecraft_and_reads_telemetry():
     adapter = SceneAdapter(scene)
     with serving(adapter, accel=0.0, rate_hz=10.0) as server, client_for(server) as client:
         state = client.wait_for("/leader/orbitlab/out/sc_states")
-        assert set(state) >= {"namespace", "msg_type", "topic_name", "time", "stamp", "r_bn_n",
-                              "v_bn_n", "sigma_bn", "omega_bn_b"}
+        assert set(state) >= {
+            "namespace",
+            "msg_type",
+            "topic_name",
+            "time",
+            "stamp",
+            "r_bn_n",
+            "v_bn_n",
+            "sigma_bn",
+            "omega_bn_b",
+        }
         r = sum(x * x for x in state["r_bn_n"]) ** 0.5
         assert 6.7e6 < r < 6.8e6  # metres, inertial
         f1 = client.wait_for("/follower_1/orbitlab/out/hill_states")
@@ -299,8 +365,9 @@ def test_client_commands_formation_spacecraft_and_reads_telemetry():
             client.publish_force("leader", [1.0, 0.0, 0.0])
             client.publish_torque("leader", [0.0, 0.0, 0.05])
             client.poll(0.05)
-        out = client.wait_for("/leader/orbitlab/out/rcs_output",
-                              predicate=lambda m: sum(m["command"]) > 0.5)
+        out = client.wait_for(
+            "/leader/orbitlab/out/rcs_output", predicate=lambda m: sum(m["command"]) > 0.5
+        )
         assert max(out["command"]) <= 1.5
         hill = client.wait_for("/leader/orbitlab/out/hill_states", newer_than=t0 + 1.0)
         rate = client.wait_for("/leader/orbitlab/out/sc_states", newer_than=t0 + 1.0)
@@ -332,8 +399,10 @@ def test_publisher_rate_limits_in_simulated_or_wall_seconds(wall_clock):
     goes out every tick."""
     sim = StandInSim(StandInCfg(num_spacecraft=1, physics_dt=0.01))
     accel = 4.0 if wall_clock else 1.0
-    with serving(sim, accel=accel, telemetry_rate_hz=25.0,
-                 rate_in_wall_clock=wall_clock) as server, client_for(server) as client:
+    with (
+        serving(sim, accel=accel, telemetry_rate_hz=25.0, rate_in_wall_clock=wall_clock) as server,
+        client_for(server) as client,
+    ):
         times, clocks = [], []
         client.subscribe(("sc0", "sc_states"), lambda m: times.append(m["time"]))
         client.wait_connected()
@@ -372,8 +441,10 @@ def test_commands_published_from_callbacks_go_out_when_poll_returns():
     commands are queued while poll drains and sent together when it returns (here however
     many a drain answers: no `send_batch` bursts in between)."""
     sim = StandInSim(StandInCfg(num_spacecraft=3))
-    with serving(sim, accel=0.0, rate_hz=0.0) as server, \
-            client_for(server, send_batch=10**9) as client:
+    with (
+        serving(sim, accel=0.0, rate_hz=0.0) as server,
+        client_for(server, send_batch=10**9) as client,
+    ):
         answered = []
 
         def answer(message):
@@ -394,8 +465,12 @@ def test_a_callback_waiting_for_the_answer_to_its_command_gets_it():
     """Lockstep steps only when the command arrives: a callback that publishes and then
     waits for the next state must have its command sent before it waits."""
     sim = StandInSim(StandInCfg(num_spacecraft=1, physics_dt=0.01))
-    with serving(sim, accel=0.0, rate_hz=0.0, lockstep=True,
-                 lockstep_topics=("sc0/cmd_force",)) as server, client_for(server) as client:
+    with (
+        serving(
+            sim, accel=0.0, rate_hz=0.0, lockstep=True, lockstep_topics=("sc0/cmd_force",)
+        ) as server,
+        client_for(server) as client,
+    ):
         answers, asked = [], []
 
         def answer_and_wait(message):
@@ -403,8 +478,11 @@ def test_a_callback_waiting_for_the_answer_to_its_command_gets_it():
                 return
             asked.append(message["time"])
             client.publish_force("sc0", [1.0, 0.0, 0.0])
-            answers.append(client.wait_for("/sc0/orbitlab/out/sc_states", timeout_s=3.0,
-                                           newer_than=message["time"]))
+            answers.append(
+                client.wait_for(
+                    "/sc0/orbitlab/out/sc_states", timeout_s=3.0, newer_than=message["time"]
+                )
+            )
 
         client.subscribe(("sc0", "sc_states"), answer_and_wait)
         client.wait_connected()
@@ -420,8 +498,11 @@ def test_zeromq_io_threads_run_as_batch_threads():
     server = BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0))
     try:
         tasks = Path("/proc/self/task")
-        io_threads = [int(task.name) for task in tasks.iterdir()
-                      if (task / "comm").read_text().startswith("ZMQbg/IO")]
+        io_threads = [
+            int(task.name)
+            for task in tasks.iterdir()
+            if (task / "comm").read_text().startswith("ZMQbg/IO")
+        ]
         assert io_threads
         assert all(os.sched_getscheduler(tid) == os.SCHED_BATCH for tid in io_threads)
     finally:
@@ -433,8 +514,16 @@ def test_commands_routed_by_msg_type_without_topic_name():
     with serving(sim) as server, client_for(server) as client:
         client.wait_connected()
         # what the ROS 2 node sends: namespace, msg_type, timestamp and the payload
-        client.send_raw(json.dumps({"namespace": "sc0", "msg_type": "CmdTorqueBodyMsgPayload",
-                                    "timestamp": 123, "torque_request_body": [0, 0, 1]}).encode())
+        client.send_raw(
+            json.dumps(
+                {
+                    "namespace": "sc0",
+                    "msg_type": "CmdTorqueBodyMsgPayload",
+                    "timestamp": 123,
+                    "torque_request_body": [0, 0, 1],
+                }
+            ).encode()
+        )
         wait_until(lambda: sim.wrench[0, 5] == 1.0, client=client)
         assert server.stats.rejected == {}
 
@@ -484,21 +573,45 @@ class PublicNodeStandIn:
             data = json.loads(self.telemetry.recv())
             if data.get("topic_request"):
                 self.seen["request"] = data
-                self._send({"topic_confirmation": True, **{k: data[k] for k in (
-                    "namespace", "msg_type", "topic_name", "direction", "request_id")},
-                    "success": True})
+                self._send(
+                    {
+                        "topic_confirmation": True,
+                        **{
+                            k: data[k]
+                            for k in (
+                                "namespace",
+                                "msg_type",
+                                "topic_name",
+                                "direction",
+                                "request_id",
+                            )
+                        },
+                        "success": True,
+                    }
+                )
             elif data.get("clock_reset"):
                 self.seen["clock_reset"] = data
-                self._send({"clock_reset_ack": True, "sim_time": data["sim_time"],
-                            "accelFactor": data["accelFactor"]})
+                self._send(
+                    {
+                        "clock_reset_ack": True,
+                        "sim_time": data["sim_time"],
+                        "accelFactor": data["accelFactor"],
+                    }
+                )
             elif "sim_time" in data:
                 self.seen["clock"] = data
             else:
                 self.seen[data["topic_name"]] = data
 
     def send_force(self, namespace: str, force: list[float]) -> None:
-        self._send({"namespace": namespace, "msg_type": "CmdForceBodyMsgPayload",
-                    "timestamp": time.time_ns(), "forcerequestbody": force})
+        self._send(
+            {
+                "namespace": namespace,
+                "msg_type": "CmdForceBodyMsgPayload",
+                "timestamp": time.time_ns(),
+                "forcerequestbody": force,
+            }
+        )
 
     def _send(self, message: dict) -> None:
         self.commands.send(json.dumps(message).encode(), zmq.NOBLOCK)
@@ -511,9 +624,15 @@ def test_the_public_ros2_node_drives_the_simulator_in_ros_mode():
     node = PublicNodeStandIn()
     sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
     try:
-        with serving(sim, mode="ros", sub_port=node.command_port,
-                     heartbeat_port=node.heartbeat_port, rate_hz=20.0, require_bridge=True,
-                     heartbeat_timeout_s=0.5) as server:
+        with serving(
+            sim,
+            mode="ros",
+            sub_port=node.command_port,
+            heartbeat_port=node.heartbeat_port,
+            rate_hz=20.0,
+            require_bridge=True,
+            heartbeat_timeout_s=0.5,
+        ) as server:
             node.connect(server.endpoints["telemetry"])
             time.sleep(0.2)
             assert server.stats.ticks == 0  # require_bridge: waits for the node's heartbeat
@@ -550,8 +669,10 @@ def test_the_public_ros2_node_drives_the_simulator_in_ros_mode():
 # -------------------------------------------------------------------- lockstep
 def test_lockstep_steps_once_per_command_round():
     sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
-    with serving(sim, accel=0.0, rate_hz=0.0, lockstep=True) as server, \
-            client_for(server) as client:
+    with (
+        serving(sim, accel=0.0, rate_hz=0.0, lockstep=True) as server,
+        client_for(server) as client,
+    ):
         last = client.wait_for("/sc0/orbitlab/out/sc_states")["time"]
         times = [last]
         for i in range(50):
@@ -569,8 +690,11 @@ def test_lockstep_steps_once_per_command_round():
 
 
 def test_lockstep_releases_a_vanished_client():
-    with serving(accel=0.0, rate_hz=0.0, lockstep=True, heartbeat_timeout_s=0.3) as server, \
-            client_for(server) as a, client_for(server) as b:
+    with (
+        serving(accel=0.0, rate_hz=0.0, lockstep=True, heartbeat_timeout_s=0.3) as server,
+        client_for(server) as a,
+        client_for(server) as b,
+    ):
         last = a.wait_for("/sc0/orbitlab/out/sc_states")["time"]
         for _ in range(3):  # both clients claim a topic each
             a.publish_force("sc0", [1.0, 0.0, 0.0])
@@ -590,44 +714,76 @@ def test_lockstep_releases_a_vanished_client():
 BAD_FRAMES = {
     "malformed_json": b'{"namespace": "sc0", "msg_type": ',
     "not_object": b"[1, 2, 3]",
-    "unknown_topic": json.dumps({"namespace": "sc0", "topic_name": "cmd_warp",
-                                 "msg_type": "CmdForceBodyMsgPayload",
-                                 "forceRequestBody": [0, 0, 0]}).encode(),
-    "unknown_namespace": json.dumps({"namespace": "ghost", "msg_type": "CmdForceBodyMsgPayload",
-                                     "forceRequestBody": [0, 0, 0]}).encode(),
-    "unknown_field": json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                                 "forceRequestBody": [0, 0, 0], "thrustLevel": 3}).encode(),
-    "wrong_shape": json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                               "forceRequestBody": [1, 2]}).encode(),
-    "not_a_list": json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                              "forceRequestBody": 3.0}).encode(),
+    "unknown_topic": json.dumps(
+        {
+            "namespace": "sc0",
+            "topic_name": "cmd_warp",
+            "msg_type": "CmdForceBodyMsgPayload",
+            "forceRequestBody": [0, 0, 0],
+        }
+    ).encode(),
+    "unknown_namespace": json.dumps(
+        {"namespace": "ghost", "msg_type": "CmdForceBodyMsgPayload", "forceRequestBody": [0, 0, 0]}
+    ).encode(),
+    "unknown_field": json.dumps(
+        {
+            "namespace": "sc0",
+            "msg_type": "CmdForceBodyMsgPayload",
+            "forceRequestBody": [0, 0, 0],
+            "thrustLevel": 3,
+        }
+    ).encode(),
+    "wrong_shape": json.dumps(
+        {"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", "forceRequestBody": [1, 2]}
+    ).encode(),
+    "not_a_list": json.dumps(
+        {"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", "forceRequestBody": 3.0}
+    ).encode(),
     "nan": b'{"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", '
-           b'"forceRequestBody": [NaN, 0, 0]}',
+    b'"forceRequestBody": [NaN, 0, 0]}',
     "infinity": b'{"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", '
-                b'"forceRequestBody": [0, Infinity, 0]}',
-    "string_value": json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                                "forceRequestBody": [0, "1", 0]}).encode(),
-    "no_namespace": json.dumps({"msg_type": "CmdForceBodyMsgPayload",
-                                "forceRequestBody": [0, 0, 0]}).encode(),
-    "wrong_msg_type": json.dumps({"namespace": "sc0", "topic_name": "cmd_force",
-                                  "msg_type": "CmdTorqueBodyMsgPayload",
-                                  "torqueRequestBody": [0, 0, 0]}).encode(),
+    b'"forceRequestBody": [0, Infinity, 0]}',
+    "string_value": json.dumps(
+        {"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", "forceRequestBody": [0, "1", 0]}
+    ).encode(),
+    "no_namespace": json.dumps(
+        {"msg_type": "CmdForceBodyMsgPayload", "forceRequestBody": [0, 0, 0]}
+    ).encode(),
+    "wrong_msg_type": json.dumps(
+        {
+            "namespace": "sc0",
+            "topic_name": "cmd_force",
+            "msg_type": "CmdTorqueBodyMsgPayload",
+            "torqueRequestBody": [0, 0, 0],
+        }
+    ).encode(),
     "not_utf8": b"\xff\xfe\x00garbage",
     "huge_integer": b'{"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", '
-                    b'"forceRequestBody": [1' + b"0" * 400 + b', 0, 0]}',
+    b'"forceRequestBody": [1' + b"0" * 400 + b", 0, 0]}",
     "opposite_infinities": b'{"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", '
-                           b'"forceRequestBody": [Infinity, -Infinity, 0]}',
-    "bool_value": json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                              "forceRequestBody": [True, 0, 0]}).encode(),
+    b'"forceRequestBody": [Infinity, -Infinity, 0]}',
+    "bool_value": json.dumps(
+        {"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload", "forceRequestBody": [True, 0, 0]}
+    ).encode(),
 }
-EXPECTED_CODE = {"malformed_json": "malformed_json", "not_object": "malformed_json",
-                 "unknown_topic": "unknown_topic", "unknown_namespace": "unknown_topic",
-                 "unknown_field": "unknown_field", "wrong_shape": "bad_shape",
-                 "not_a_list": "bad_shape", "nan": "non_finite", "infinity": "non_finite",
-                 "string_value": "bad_type", "no_namespace": "missing_field",
-                 "wrong_msg_type": "wrong_type", "not_utf8": "malformed_json",
-                 "huge_integer": "non_finite", "opposite_infinities": "non_finite",
-                 "bool_value": "bad_type"}
+EXPECTED_CODE = {
+    "malformed_json": "malformed_json",
+    "not_object": "malformed_json",
+    "unknown_topic": "unknown_topic",
+    "unknown_namespace": "unknown_topic",
+    "unknown_field": "unknown_field",
+    "wrong_shape": "bad_shape",
+    "not_a_list": "bad_shape",
+    "nan": "non_finite",
+    "infinity": "non_finite",
+    "string_value": "bad_type",
+    "no_namespace": "missing_field",
+    "wrong_msg_type": "wrong_type",
+    "not_utf8": "malformed_json",
+    "huge_integer": "non_finite",
+    "opposite_infinities": "non_finite",
+    "bool_value": "bad_type",
+}
 
 
 def test_bad_input_is_reported_and_the_simulation_keeps_stepping(caplog):
@@ -636,8 +792,15 @@ def test_bad_input_is_reported_and_the_simulation_keeps_stepping(caplog):
         client.wait_connected()
         # a good command of the bad frames' spelling first: their route is then cached and
         # they reach the typed fast path, which must hand them to the full checks
-        client.send_raw(json.dumps({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                                    "forceRequestBody": [0, 0, 0]}).encode())
+        client.send_raw(
+            json.dumps(
+                {
+                    "namespace": "sc0",
+                    "msg_type": "CmdForceBodyMsgPayload",
+                    "forceRequestBody": [0, 0, 0],
+                }
+            ).encode()
+        )
         wait_until(lambda: server.stats.commands == 1, client=client)
         for case, frame in BAD_FRAMES.items():
             ticks = server.stats.ticks
@@ -671,11 +834,20 @@ def test_clients_can_vanish_and_reconnect():
 
 def test_a_flooding_client_cannot_stall_the_simulation(caplog):
     sim = StandInSim(StandInCfg(num_spacecraft=1, physics_dt=0.005))
-    with serving(sim, rate_hz=200.0, max_drain=200, recv_hwm=1000,
-                 max_command_rate_hz=500.0) as server, client_for(server) as client:
+    with (
+        serving(
+            sim, rate_hz=200.0, max_drain=200, recv_hwm=1000, max_command_rate_hz=500.0
+        ) as server,
+        client_for(server) as client,
+    ):
         client.wait_connected()
-        frame = protocol.encode({"namespace": "sc0", "msg_type": "CmdForceBodyMsgPayload",
-                                 "forceRequestBody": [1.0, 0.0, 0.0]})
+        frame = protocol.encode(
+            {
+                "namespace": "sc0",
+                "msg_type": "CmdForceBodyMsgPayload",
+                "forceRequestBody": [1.0, 0.0, 0.0],
+            }
+        )
         ticks, t0 = server.stats.ticks, time.monotonic()
         sent = 0
         while time.monotonic() - t0 < 1.0:
@@ -693,8 +865,9 @@ def test_a_flooding_client_cannot_stall_the_simulation(caplog):
         assert rate > 20.0
         assert server.stats.rate_dropped > 0  # over 500 Hz on one topic: dropped
         assert server.stats.commands < sent
-        wait_until(lambda: any(d["code"] == "rate_limited" for d in client.diagnostics),
-                   client=client)
+        wait_until(
+            lambda: any(d["code"] == "rate_limited" for d in client.diagnostics), client=client
+        )
         assert any(d["suppressed"] > 0 for d in client.diagnostics)
     # diagnostics and log lines are throttled (50 per second by default)
     assert len([r for r in caplog.records if "rate_limited" in r.getMessage()]) <= 50 * 4
@@ -706,9 +879,14 @@ def test_servers_close_their_ports():
     endpoints = dict(server.endpoints)
     server.close()
     server.close()  # twice is fine
-    again = BridgeServer(sim, BridgeCfg(pub_port=_port(endpoints["telemetry"]),
-                                        sub_port=_port(endpoints["commands"]),
-                                        heartbeat_port=_port(endpoints["heartbeat"])))
+    again = BridgeServer(
+        sim,
+        BridgeCfg(
+            pub_port=_port(endpoints["telemetry"]),
+            sub_port=_port(endpoints["commands"]),
+            heartbeat_port=_port(endpoints["heartbeat"]),
+        ),
+    )
     again.close()
 
 
@@ -725,16 +903,34 @@ def _bridge_script():
 
 def test_bridge_script_serves_a_task_and_names_its_topics(capsys):
     script = _bridge_script()
-    assert script.main(["task=Formation", "pub_port=0", "sub_port=0", "heartbeat_port=0",
-                        "rate_hz=20", "accel=4", "duration=0.5", "log=WARNING"]) == 0
+    assert (
+        script.main(
+            [
+                "task=Formation",
+                "pub_port=0",
+                "sub_port=0",
+                "heartbeat_port=0",
+                "rate_hz=20",
+                "accel=4",
+                "duration=0.5",
+                "log=WARNING",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "task Formation, hub mode, tick 0.05 s" in out
-    for path in ("/leader/orbitlab/out/sc_states", "/follower_1/orbitlab/in/cmd_force",
-                 "/env/orbitlab/out/environment"):
+    for path in (
+        "/leader/orbitlab/out/sc_states",
+        "/follower_1/orbitlab/in/cmd_force",
+        "/env/orbitlab/out/environment",
+    ):
         assert path in out
     assert "stopped at t = " in out
-    for bad, message in (("mode=tcp", "mode must be hub or ros"),
-                         ("lockstep=maybe", "lockstep must be true or false"),
-                         ("task=nosuch", "unknown task 'nosuch'")):
+    for bad, message in (
+        ("mode=tcp", "mode must be hub or ros"),
+        ("lockstep=maybe", "lockstep must be true or false"),
+        ("task=nosuch", "unknown task 'nosuch'"),
+    ):
         with pytest.raises(SystemExit, match=message):
             script.main([bad, "pub_port=0", "sub_port=0", "heartbeat_port=0"])

@@ -19,43 +19,104 @@ from hypothesis import strategies as st
 from orbitlab.bridge import BridgeCfg, BridgeServer, StandInCfg, StandInSim, protocol
 from orbitlab.bridge.schema import FrameLimits, FrameSchema, nesting_exceeds
 
-FUZZ = settings(max_examples=120, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 """~4 s per property on the 2-core reference machine (most of it generating examples)."""
 
-META = ["namespace", "topic_name", "msg_type", "client", "msg", "timestamp", "time", "stamp",
-        "topic_confirmation", "clock_reset_ack", "request_id", "success", "direction"]
-PAYLOAD = ["forceRequestBody", "torqueRequestBody", "motorTorque", "force_request_body",
-           "states", "x"]
-NAMES = st.sampled_from(["sc0", "sc1", "cmd_force", "cmd_torque", "CmdForceBodyMsgPayload",
-                         "CmdTorqueBodyMsgPayload", "ping", "in", "/sc0/bsk/in/cmd_force",
-                         "sc0_CmdForceBodyMsgPayload_cmd_force_in", "plan", ""])
-SCALARS = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
-           | st.floats(allow_nan=True, allow_infinity=True) | NAMES | st.text(max_size=20))
-JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=5)
-                    | st.dictionaries(st.text(max_size=8), inner, max_size=5), max_leaves=30)
-VECTORS = st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10, 10)
-                   | st.booleans() | st.text(max_size=3), max_size=7)
-MESSAGES = st.dictionaries(st.sampled_from(META + PAYLOAD) | st.text(max_size=12),
-                           NAMES | VECTORS | JSON, max_size=8)
+META = [
+    "namespace",
+    "topic_name",
+    "msg_type",
+    "client",
+    "msg",
+    "timestamp",
+    "time",
+    "stamp",
+    "topic_confirmation",
+    "clock_reset_ack",
+    "request_id",
+    "success",
+    "direction",
+]
+PAYLOAD = [
+    "forceRequestBody",
+    "torqueRequestBody",
+    "motorTorque",
+    "force_request_body",
+    "states",
+    "x",
+]
+NAMES = st.sampled_from(
+    [
+        "sc0",
+        "sc1",
+        "cmd_force",
+        "cmd_torque",
+        "CmdForceBodyMsgPayload",
+        "CmdTorqueBodyMsgPayload",
+        "ping",
+        "in",
+        "/sc0/bsk/in/cmd_force",
+        "sc0_CmdForceBodyMsgPayload_cmd_force_in",
+        "plan",
+        "",
+    ]
+)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | NAMES
+    | st.text(max_size=20)
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+VECTORS = st.lists(
+    st.floats(allow_nan=True, allow_infinity=True)
+    | st.integers(-10, 10)
+    | st.booleans()
+    | st.text(max_size=3),
+    max_size=7,
+)
+MESSAGES = st.dictionaries(
+    st.sampled_from(META + PAYLOAD) | st.text(max_size=12), NAMES | VECTORS | JSON, max_size=8
+)
 
 
 def _dump(message) -> bytes:
     return json.dumps(message).encode()  # NaN / Infinity tokens included, as Python writes
 
 
-FRAMES = (MESSAGES.map(_dump) | JSON.map(_dump) | st.binary(max_size=200)
-          | st.integers(1, 3000).map(lambda n: b"[" * n + b"]" * n)
-          | st.integers(1, 3000).map(lambda n: b'{"a":' * n + b"0" + b"}" * n)
-          | MESSAGES.map(_dump).flatmap(lambda f: st.integers(0, len(f)).map(lambda i: f[:i])))
+FRAMES = (
+    MESSAGES.map(_dump)
+    | JSON.map(_dump)
+    | st.binary(max_size=200)
+    | st.integers(1, 3000).map(lambda n: b"[" * n + b"]" * n)
+    | st.integers(1, 3000).map(lambda n: b'{"a":' * n + b"0" + b"}" * n)
+    | MESSAGES.map(_dump).flatmap(lambda f: st.integers(0, len(f)).map(lambda i: f[:i]))
+)
 
 
 @contextmanager
 def _server(**overrides):
     sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
-    server = BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0,
-                                         relay_topics=("sc0/plan",),
-                                         **overrides))
+    server = BridgeServer(
+        sim,
+        BridgeCfg(
+            pub_port=0, sub_port=0, heartbeat_port=0, relay_topics=("sc0/plan",), **overrides
+        ),
+    )
     try:
         yield server
     finally:
@@ -108,8 +169,9 @@ def test_no_frame_makes_the_owned_lockstep_handler_raise(owned_server, frames):
 @FUZZ
 @given(frame=FRAMES)
 def test_the_schema_returns_a_bounded_object_or_a_protocol_error(frame):
-    schema = FrameSchema(FrameLimits(max_message_bytes=4096, max_depth=4, max_fields=6,
-                                     max_name_chars=10))
+    schema = FrameSchema(
+        FrameLimits(max_message_bytes=4096, max_depth=4, max_fields=6, max_name_chars=10)
+    )
     try:
         message = schema.decode(frame)
     except protocol.ProtocolError as error:

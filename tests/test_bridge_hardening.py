@@ -49,8 +49,7 @@ def bare_server(**overrides):
     latter the last 100 (code, message) it reported, throttled or not (`reported.codes`
     counts them all)."""
     sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
-    server = BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0,
-                                         **overrides))
+    server = BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, **overrides))
     reported = Reported(maxlen=100)
     diagnose = server._diagnose
 
@@ -70,8 +69,9 @@ def bare_server(**overrides):
 def serving(**overrides):
     """A BridgeServer on free ports ticking at 100 Hz real time in a thread."""
     sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
-    server = BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0,
-                                         rate_hz=100.0, **overrides))
+    server = BridgeServer(
+        sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, rate_hz=100.0, **overrides)
+    )
     stop = threading.Event()
     thread = threading.Thread(target=server.run, kwargs={"stop": stop}, daemon=True)
     thread.start()
@@ -85,8 +85,12 @@ def serving(**overrides):
 
 def client_for(server: BridgeServer, **overrides) -> Client:
     e = server.endpoints
-    return Client(pub_port=_port(e["telemetry"]), sub_port=_port(e["commands"]),
-                  heartbeat_port=_port(e["heartbeat"]), **overrides)
+    return Client(
+        pub_port=_port(e["telemetry"]),
+        sub_port=_port(e["commands"]),
+        heartbeat_port=_port(e["heartbeat"]),
+        **overrides,
+    )
 
 
 def wait_until(predicate, client: Client | None = None, timeout_s: float = 5.0) -> None:
@@ -102,8 +106,12 @@ def frame(**fields) -> bytes:
 
 
 def good_force(ns: str = "sc0", client: str = "", value=(1.0, 0.0, 0.0)) -> bytes:
-    fields = {"namespace": ns, "msg_type": FORCE, "topic_name": "cmd_force",
-              "forceRequestBody": list(value)}
+    fields = {
+        "namespace": ns,
+        "msg_type": FORCE,
+        "topic_name": "cmd_force",
+        "forceRequestBody": list(value),
+    }
     if client:
         fields["client"] = client
     return frame(**fields)
@@ -114,15 +122,26 @@ def one_line(message: str) -> bool:
 
 
 # ------------------------------------------------------------ one frame kills the bridge
-@pytest.mark.parametrize("field, value", [
-    ("namespace", ["leader"]), ("namespace", {"a": 1}), ("topic_name", ["cmd_force"]),
-    ("topic_name", {"t": "cmd_force"}), ("msg_type", [FORCE]), ("msg_type", {"m": 1}),
-    ("client", ["c"]),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("namespace", ["leader"]),
+        ("namespace", {"a": 1}),
+        ("topic_name", ["cmd_force"]),
+        ("topic_name", {"t": "cmd_force"}),
+        ("msg_type", [FORCE]),
+        ("msg_type", {"m": 1}),
+        ("client", ["c"]),
+    ],
+)
 def test_a_list_or_object_as_namespace_topic_or_type_is_a_named_error(field, value):
     with bare_server() as (server, reported):
-        fields = {"namespace": "sc0", "topic_name": "cmd_force", "forceRequestBody": [0, 0, 0],
-                  field: value}
+        fields = {
+            "namespace": "sc0",
+            "topic_name": "cmd_force",
+            "forceRequestBody": [0, 0, 0],
+            field: value,
+        }
         server.handle(frame(**fields))
         code, message = reported[-1]
         assert code == "bad_type" and f"'{field}' must be a string" in message
@@ -134,11 +153,13 @@ def test_a_list_or_object_as_namespace_topic_or_type_is_a_named_error(field, val
 @pytest.mark.parametrize("levels", [999, 5000])
 @pytest.mark.parametrize("shape", ["array", "object", "in_a_field", "with_nan"])
 def test_deep_nesting_on_the_command_port_is_refused(levels, shape):
-    body = {"array": b"[" * levels + b"]" * levels,
-            "object": b'{"a":' * levels + b"1" + b"}" * levels,
-            "in_a_field": b'{"namespace":"sc0","x":' + b"[" * levels + b"]" * levels + b"}",
-            # NaN: msgspec refuses it, so the frame takes the stdlib parser (which recurses)
-            "with_nan": b'{"a":NaN,"b":' + b"[" * levels + b"]" * levels + b"}"}[shape]
+    body = {
+        "array": b"[" * levels + b"]" * levels,
+        "object": b'{"a":' * levels + b"1" + b"}" * levels,
+        "in_a_field": b'{"namespace":"sc0","x":' + b"[" * levels + b"]" * levels + b"}",
+        # NaN: msgspec refuses it, so the frame takes the stdlib parser (which recurses)
+        "with_nan": b'{"a":NaN,"b":' + b"[" * levels + b"]" * levels + b"}",
+    }[shape]
     with bare_server() as (server, reported):
         server.handle(body)
         assert reported[-1][0] == "too_deep" and "max_depth = 8" in reported[-1][1]
@@ -159,8 +180,13 @@ def test_deep_nesting_on_the_heartbeat_port_keeps_the_link(levels):
                 hostile.send(b"[" * levels + b"]" * levels)
                 hostile.send(b'{"msg":' + b"[" * 999 + b"]" * 999 + b"}")
             code = "too_deep" if levels < 2000 else "too_large"  # 10 KB: over 4 KB
-            wait_until(lambda: server.heartbeat.bad >= 40 and any(
-                d["code"] == code for d in client.diagnostics), client)
+            wait_until(
+                lambda: (
+                    server.heartbeat.bad >= 40
+                    and any(d["code"] == code for d in client.diagnostics)
+                ),
+                client,
+            )
         finally:
             hostile.close()
         assert server.heartbeat._thread.is_alive()
@@ -196,11 +222,15 @@ def test_200k_distinct_topic_names_leave_memory_bounded():
 
 def test_a_topic_name_of_another_spacecraft_is_not_applied_to_this_one():
     with bare_server() as (server, reported):
-        server.handle(frame(namespace="sc0", topic_name="/sc1/bsk/in/cmd_force",
-                            forceRequestBody=[5.0, 0, 0]))
+        server.handle(
+            frame(namespace="sc0", topic_name="/sc1/bsk/in/cmd_force", forceRequestBody=[5.0, 0, 0])
+        )
         assert reported[-1][0] == "wrong_topic" and "'/sc1/bsk/in/cmd_force'" in reported[-1][1]
-        server.handle(frame(namespace="sc0", topic_name="/sc0/bsk/out/cmd_force",
-                            forceRequestBody=[5.0, 0, 0]))
+        server.handle(
+            frame(
+                namespace="sc0", topic_name="/sc0/bsk/out/cmd_force", forceRequestBody=[5.0, 0, 0]
+            )
+        )
         assert reported[-1][0] == "wrong_topic"
         assert server.stats.commands == 0
 
@@ -211,8 +241,9 @@ def test_3k_unique_30kb_field_names_leave_memory_bounded():
         rss0 = _rss_mb()
         for i in range(3000):
             name = f"{i:05d}" + "f" * 30_000
-            server.handle(b'{"namespace":"sc0","topic_name":"cmd_force","' + name.encode()
-                          + b'":[0,0,0]}')
+            server.handle(
+                b'{"namespace":"sc0","topic_name":"cmd_force","' + name.encode() + b'":[0,0,0]}'
+            )
         growth = _rss_mb() - rss0
         assert server.stats.rejected["too_long"] == 3000
         code, message = reported[-1]
@@ -227,8 +258,10 @@ def test_250k_distinct_client_ids_leave_memory_bounded():
         assert hb.touch("steady")
         rss0 = _rss_mb()
         for i in range(125_000):  # as commands (typed fast path) ...
-            server.handle(b'{"namespace":"sc0","msg_type":"CmdForceBodyMsgPayload",'
-                          b'"client":"cmd-%d","forceRequestBody":[1.0,0,0]}' % i)
+            server.handle(
+                b'{"namespace":"sc0","msg_type":"CmdForceBodyMsgPayload",'
+                b'"client":"cmd-%d","forceRequestBody":[1.0,0,0]}' % i
+            )
             if i % 2000 == 1999:
                 server._touch_senders()  # what each drain of `service` does
         server._touch_senders()
@@ -256,8 +289,9 @@ def test_relayed_frames_kept_for_late_joiners_are_bounded():
     with bare_server(relay_topics=("sc0/plan",)) as (server, _):
         server._linked = True
         for i in range(5000):
-            server.handle(frame(namespace="sc0", topic_name="plan", client="leader",
-                                states=[[i, 0.0]] * 30))
+            server.handle(
+                frame(namespace="sc0", topic_name="plan", client="leader", states=[[i, 0.0]] * 30)
+            )
         assert server.stats.relayed == 5000 and len(server._relay_frames) == 1
         assert b"[5000" not in server._relay_frames[("sc0", "plan")]
         assert b"[4999," in server._relay_frames[("sc0", "plan")]
@@ -301,8 +335,7 @@ def test_binding_a_non_loopback_address_without_authentication_warns(caplog, mon
     monkeypatch.setattr(BridgeServer, "_open_sockets", refuse)
     with pytest.raises(NotBound):
         BridgeServer(StandInSim(StandInCfg()), BridgeCfg(host="0.0.0.0"))
-    assert any("host '0.0.0.0' is not a loopback address" in r.getMessage()
-               for r in caplog.records)
+    assert any("host '0.0.0.0' is not a loopback address" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.skipif(not zmq.has("curve"), reason="libzmq without CURVE")
@@ -313,21 +346,30 @@ def test_curve_admits_listed_clients_only(tmp_path):
     zmq.auth.create_certificates(tmp_path, "server")
     zmq.auth.create_certificates(tmp_path / "clients", "friend")
     zmq.auth.create_certificates(tmp_path, "stranger")  # not in clients/
-    keys = {"curve_secret_key_file": str(tmp_path / "server.key_secret"),
-            "curve_clients_dir": str(tmp_path / "clients")}
+    keys = {
+        "curve_secret_key_file": str(tmp_path / "server.key_secret"),
+        "curve_clients_dir": str(tmp_path / "clients"),
+    }
     server_key = str(tmp_path / "server.key")
     with serving(**keys) as server:
-        with client_for(server, curve_secret_key_file=str(tmp_path / "stranger.key_secret"),
-                        curve_server_key_file=server_key) as stranger, \
-                client_for(server) as plain:
+        with (
+            client_for(
+                server,
+                curve_secret_key_file=str(tmp_path / "stranger.key_secret"),
+                curve_server_key_file=server_key,
+            ) as stranger,
+            client_for(server) as plain,
+        ):
             with pytest.raises(TimeoutError):
                 stranger.wait_connected(timeout_s=1.0)
             stranger.publish_force("sc0", [9.0, 0.0, 0.0])
             plain.publish_force("sc0", [9.0, 0.0, 0.0])
             assert plain.poll(0.3) == 0 and not plain.link_alive()
-        with client_for(server, curve_secret_key_file=str(tmp_path / "clients" /
-                                                          "friend.key_secret"),
-                        curve_server_key_file=server_key) as friend:
+        with client_for(
+            server,
+            curve_secret_key_file=str(tmp_path / "clients" / "friend.key_secret"),
+            curve_server_key_file=server_key,
+        ) as friend:
             friend.wait_connected()
             assert server.stats.commands == 0  # neither stranger's command arrived
             friend.publish_force("sc0", [1.0, 0.0, 0.0])
@@ -337,8 +379,12 @@ def test_curve_admits_listed_clients_only(tmp_path):
 
 def test_curve_config_errors_name_the_file():
     with pytest.raises(ValueError, match="curve_clients_dir"):
-        BridgeServer(StandInSim(StandInCfg()), BridgeCfg(
-            pub_port=0, sub_port=0, heartbeat_port=0, curve_secret_key_file="x.key_secret"))
+        BridgeServer(
+            StandInSim(StandInCfg()),
+            BridgeCfg(
+                pub_port=0, sub_port=0, heartbeat_port=0, curve_secret_key_file="x.key_secret"
+            ),
+        )
     with pytest.raises(ValueError, match="no key file 'nope.key_secret'"):
         client_setup_args = ("nope.key_secret", "server.key")
         from orbitlab.bridge.security import client_setup
@@ -358,8 +404,13 @@ def test_command_ownership_rejects_other_clients_until_the_owner_goes_silent():
         assert server.table.inputs[("sc0", "cmd_force")].value == [1.0, 0.0, 0.0]
         assert server.table.inputs[("sc1", "cmd_force")].value == [3.0, 0.0, 0.0]
         # a claim by advertising (topic confirmation)
-        server.handle(protocol.encode(protocol.topic_confirmation(
-            "sc0", "CmdTorqueBodyMsgPayload", "cmd_torque", "in", True, "bob")))
+        server.handle(
+            protocol.encode(
+                protocol.topic_confirmation(
+                    "sc0", "CmdTorqueBodyMsgPayload", "cmd_torque", "in", True, "bob"
+                )
+            )
+        )
         assert reported[-1][0] == "not_owner"
         time.sleep(0.4)  # alice stops pinging: bob takes sc0 over
         server.handle(good_force("sc0", "bob", (5.0, 0, 0)))
@@ -369,14 +420,17 @@ def test_command_ownership_rejects_other_clients_until_the_owner_goes_silent():
 
 # --------------------------------------------------------- guards of every thread
 def test_a_frame_that_raises_inside_the_server_is_counted_and_the_loop_serves_on(
-        monkeypatch, caplog):
+    monkeypatch, caplog
+):
     with bare_server() as (server, reported):
+
         def broken(message):
             raise KeyError("bug")
 
         monkeypatch.setattr(server, "_confirm", broken)
-        confirmation = protocol.encode(protocol.topic_confirmation(
-            "sc0", FORCE, "cmd_force", "in", True, "c"))
+        confirmation = protocol.encode(
+            protocol.topic_confirmation("sc0", FORCE, "cmd_force", "in", True, "c")
+        )
         for _ in range(3):
             server.handle(confirmation)
         assert server.stats.internal_errors == 3
@@ -413,8 +467,9 @@ def test_a_dead_heartbeat_thread_stops_the_server_loudly(monkeypatch):
 
     monkeypatch.setattr(HeartbeatMonitor, "_serve", crash)
     sim = StandInSim(StandInCfg(num_spacecraft=1, physics_dt=0.01))
-    with BridgeServer(sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0,
-                                     rate_hz=100.0)) as server:
+    with BridgeServer(
+        sim, BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, rate_hz=100.0)
+    ) as server:
         t0 = time.monotonic()
         with pytest.raises(HeartbeatThreadError, match="heartbeat bug"):
             server.run(duration_s=10.0)
@@ -429,9 +484,16 @@ def test_a_process_whose_heartbeat_thread_died_exits_non_zero():
         "HeartbeatMonitor._serve = crash\n"
         "server = BridgeServer(StandInSim(StandInCfg()), BridgeCfg(pub_port=0, sub_port=0,"
         " heartbeat_port=0, rate_hz=50.0))\n"
-        "try:\n    server.run(duration_s=20.0)\nfinally:\n    server.close()\n")
+        "try:\n    server.run(duration_s=20.0)\nfinally:\n    server.close()\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True,
-                          text=True, timeout=60, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert done.returncode != 0
     assert "HeartbeatThreadError: bridge heartbeat thread died" in done.stderr

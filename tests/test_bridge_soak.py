@@ -54,8 +54,10 @@ def _hostile_classes(counter):
     huge = b'{"namespace":"sc0","pad":"' + b"x" * 300_000 + b'"}'  # closes the connection
     deep = b"[" * 5000 + b"]" * 5000
     deep_hb = b'{"msg":' + b"[" * 999 + b"]" * 999 + b"}"
-    good = (b'{"namespace":"sc0","msg_type":"CmdForceBodyMsgPayload","topic_name":"cmd_force",'
-            b'"forceRequestBody":[0.1,0.0,0.0]}')
+    good = (
+        b'{"namespace":"sc0","msg_type":"CmdForceBodyMsgPayload","topic_name":"cmd_force",'
+        b'"forceRequestBody":[0.1,0.0,0.0]}'
+    )
 
     def flood(cmd, hb):
         for _ in range(200):
@@ -75,8 +77,10 @@ def _hostile_classes(counter):
         for _ in range(200):
             i = next(counter)
             cmd(b'{"namespace":"sc0","topic_name":"t%d","forceRequestBody":[0,0,0]}' % i)
-            cmd(b'{"namespace":"sc0","topic_name":"/x%d/bsk/in/cmd_force",'
-                b'"forceRequestBody":[0,0,0]}' % i)
+            cmd(
+                b'{"namespace":"sc0","topic_name":"/x%d/bsk/in/cmd_force",'
+                b'"forceRequestBody":[0,0,0]}' % i
+            )
 
     def field_names(cmd, hb):
         for _ in range(10):
@@ -86,8 +90,10 @@ def _hostile_classes(counter):
     def client_ids(cmd, hb):
         for _ in range(200):
             i = next(counter)
-            cmd(b'{"namespace":"sc1","msg_type":"CmdForceBodyMsgPayload","client":"id%d",'
-                b'"forceRequestBody":[0.0,0.0,0.0]}' % i)
+            cmd(
+                b'{"namespace":"sc1","msg_type":"CmdForceBodyMsgPayload","client":"id%d",'
+                b'"forceRequestBody":[0.0,0.0,0.0]}' % i
+            )
             hb(b'{"msg":"ping","client":"hb%d"}' % i)
 
     def unhashable(cmd, hb):
@@ -95,22 +101,37 @@ def _hostile_classes(counter):
             cmd(b'{"namespace":["leader"],"topic_name":"cmd_force","forceRequestBody":[0,0,0]}')
             cmd(b'{"namespace":"sc0","topic_name":{"a":1},"msg_type":["x"]}')
 
-    return {"flood": flood, "oversized": oversized, "deep_nesting": deep_nesting,
-            "topics": topics, "field_names": field_names, "client_ids": client_ids,
-            "unhashable": unhashable}
+    return {
+        "flood": flood,
+        "oversized": oversized,
+        "deep_nesting": deep_nesting,
+        "topics": topics,
+        "field_names": field_names,
+        "client_ids": client_ids,
+        "unhashable": unhashable,
+    }
 
 
 def _soak(phase_s: float) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     growth: dict[str, float] = {}
     try:
         endpoints = json.loads(proc.stdout.readline())
         bridge = psutil.Process(proc.pid)
         port = {k: int(v.rsplit(":", 1)[1]) for k, v in endpoints.items()}
-        with Client(pub_port=port["telemetry"], sub_port=port["commands"],
-                    heartbeat_port=port["heartbeat"], namespaces=("sc0",)) as watcher:
+        with Client(
+            pub_port=port["telemetry"],
+            sub_port=port["commands"],
+            heartbeat_port=port["heartbeat"],
+            namespaces=("sc0",),
+        ) as watcher:
             watcher.wait_connected(timeout_s=20.0)
             _run_classes(watcher, endpoints, bridge, phase_s, growth)
         proc.stdin.close()
@@ -144,9 +165,13 @@ def _run_classes(watcher, endpoints, bridge, phase_s, growth) -> None:
                 burst(functools.partial(_send, cmd_sock), functools.partial(_send, hb_sock))
                 watcher.poll()
             if burst is None:  # churn: a real client with a new id, then gone
-                with Client(pub_port=watcher.cfg.pub_port, sub_port=watcher.cfg.sub_port,
-                            heartbeat_port=watcher.cfg.heartbeat_port,
-                            client_id=f"churn{next(churn)}", namespaces=("sc1",)) as c:
+                with Client(
+                    pub_port=watcher.cfg.pub_port,
+                    sub_port=watcher.cfg.sub_port,
+                    heartbeat_port=watcher.cfg.heartbeat_port,
+                    client_id=f"churn{next(churn)}",
+                    namespaces=("sc1",),
+                ) as c:
                     c.advertise("sc1", "cmd_torque")
                     c.publish_torque("sc1", [0.0, 0.0, 0.01])
                     c.poll(0.05)

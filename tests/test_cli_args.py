@@ -27,8 +27,9 @@ from orbitlab.cli import (
 from orbitlab.rl.train.checks import check_train_config, check_value
 
 ROOT = Path(__file__).resolve().parents[1]
-FUZZ = settings(max_examples=150, deadline=1000,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=150, deadline=1000, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 """hypothesis bounds: each fuzz test stays well under a few seconds."""
 
 
@@ -50,28 +51,31 @@ def fails(capsys, name: str, argv: list[str], *words: str) -> str:
 
 
 # ------------------------------------------------------------------ named defect cases
-@pytest.mark.parametrize("name, argv, words", [
-    ("play", ["num_envs=abc"], ["num_envs", "'abc'", "integer >= 1"]),
-    ("play", ["seed=abc"], ["seed", "'abc'", "integer"]),
-    ("play", ["max_steps=-1"], ["max_steps", "'-1'", ">= 0"]),
-    ("play", ["world=3", "num_envs=2"], ["world", "num_envs=2"]),
-    ("play", ["viewer=maybe"], ["viewer", "true or false"]),
-    ("play", ["task=Nope"], ["task", "'Nope'", "Detumble-RW"]),
-    ("play", ["checkpoint=/no/such.pt"], ["checkpoint", "existing file"]),
-    ("play", ["num_envs"], ["bad argument 'num_envs'", "key=value"]),
-    ("play", ["num_envs=2", "num_envs=3"], ["num_envs", "twice"]),
-    ("record_demos", ["num_demos=abc"], ["num_demos", "'abc'", "integer >= 1"]),
-    ("record_demos", ["rate_hz=-5"], ["rate_hz", "'-5'", ">= 0"]),
-    ("record_demos", ["rate_hz=nan"], ["rate_hz", "finite"]),
-    ("record_demos", ["device=scripted"], ["script", "(T, 6)"]),
-    ("record_demos", ["device=joystick"], ["device", "keyboard"]),
-    ("replay_demos", [], ["missing required argument file="]),
-    ("replay_demos", ["file=/no/such.hdf5"], ["file", "existing file"]),
-    ("demo_tools", ["merge", "files=/no/a.hdf5", "out=x.hdf5"], ["files", "existing file"]),
-    ("demo_tools", ["frobnicate"], ["usage", "merge|split|summary"]),
-    ("export", [], ["missing required argument checkpoint="]),
-    ("export", ["checkpoint=/no/such.pt"], ["checkpoint", "existing file"]),
-])
+@pytest.mark.parametrize(
+    "name, argv, words",
+    [
+        ("play", ["num_envs=abc"], ["num_envs", "'abc'", "integer >= 1"]),
+        ("play", ["seed=abc"], ["seed", "'abc'", "integer"]),
+        ("play", ["max_steps=-1"], ["max_steps", "'-1'", ">= 0"]),
+        ("play", ["world=3", "num_envs=2"], ["world", "num_envs=2"]),
+        ("play", ["viewer=maybe"], ["viewer", "true or false"]),
+        ("play", ["task=Nope"], ["task", "'Nope'", "Detumble-RW"]),
+        ("play", ["checkpoint=/no/such.pt"], ["checkpoint", "existing file"]),
+        ("play", ["num_envs"], ["bad argument 'num_envs'", "key=value"]),
+        ("play", ["num_envs=2", "num_envs=3"], ["num_envs", "twice"]),
+        ("record_demos", ["num_demos=abc"], ["num_demos", "'abc'", "integer >= 1"]),
+        ("record_demos", ["rate_hz=-5"], ["rate_hz", "'-5'", ">= 0"]),
+        ("record_demos", ["rate_hz=nan"], ["rate_hz", "finite"]),
+        ("record_demos", ["device=scripted"], ["script", "(T, 6)"]),
+        ("record_demos", ["device=joystick"], ["device", "keyboard"]),
+        ("replay_demos", [], ["missing required argument file="]),
+        ("replay_demos", ["file=/no/such.hdf5"], ["file", "existing file"]),
+        ("demo_tools", ["merge", "files=/no/a.hdf5", "out=x.hdf5"], ["files", "existing file"]),
+        ("demo_tools", ["frobnicate"], ["usage", "merge|split|summary"]),
+        ("export", [], ["missing required argument checkpoint="]),
+        ("export", ["checkpoint=/no/such.pt"], ["checkpoint", "existing file"]),
+    ],
+)
 def test_bad_value_is_one_named_line(capsys, name, argv, words):
     fails(capsys, name, argv, *words)
 
@@ -102,24 +106,41 @@ def test_verbose_shows_the_traceback():
 
 
 def test_scripts_exit_2_as_processes():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "record_demos.py"),
-                             "num_demos=abc"], check=False, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "record_demos.py"), "num_demos=abc"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
 
 
 # ------------------------------------------------------------------ train.py (hydra)
-@pytest.mark.parametrize("override, words", [
-    ("num_envs=abc", ["num_envs='abc'", "integer"]),
-    ("agent.learning_rate=abc", ["agent.learning_rate='abc'", "number"]),
-    ("nosuchkey=1", ["nosuchkey"]),  # hydra's own error, in one line
-])
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("num_envs=abc", ["num_envs='abc'", "integer"]),
+        ("agent.learning_rate=abc", ["agent.learning_rate='abc'", "number"]),
+        ("nosuchkey=1", ["nosuchkey"]),  # hydra's own error, in one line
+    ],
+)
 def test_train_rejects_bad_values_before_the_run_directory(tmp_path, override, words):
     pytest.importorskip("hydra")
     run_dir = tmp_path / "runs" / "x"
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), override,
-                             f"hydra.run.dir={run_dir}", f"runs_root={tmp_path / 'runs'}"],
-                            check=False, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "train.py"),
+            override,
+            f"hydra.run.dir={run_dir}",
+            f"runs_root={tmp_path / 'runs'}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2, result.stderr[-2000:]
     lines = [line for line in result.stderr.splitlines() if line.startswith("train:")]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -128,23 +149,39 @@ def test_train_rejects_bad_values_before_the_run_directory(tmp_path, override, w
     assert not run_dir.exists()
 
 
-TRAIN_DEFAULTS = {"num_envs": 256, "seed": 0, "backend": "cpu", "eval_num_envs": 256,
-                  "select_best": False, "resume": False, "runs_root": "runs",
-                  "agent": {"library": "rsl_rl", "max_iterations": 100, "learning_rate": 1e-3,
-                            "hidden_dims": [64, 64], "init_std": 0.5, "save_interval": 50}}
+TRAIN_DEFAULTS = {
+    "num_envs": 256,
+    "seed": 0,
+    "backend": "cpu",
+    "eval_num_envs": 256,
+    "select_best": False,
+    "resume": False,
+    "runs_root": "runs",
+    "agent": {
+        "library": "rsl_rl",
+        "max_iterations": 100,
+        "learning_rate": 1e-3,
+        "hidden_dims": [64, 64],
+        "init_std": 0.5,
+        "save_interval": 50,
+    },
+}
 
 
-@pytest.mark.parametrize("key, value, words", [
-    ("num_envs", 0, ["num_envs=0", ">= 1"]),
-    ("seed", -3, ["seed=-3", ">= 0"]),
-    ("backend", "gpu", ["backend='gpu'", "cpu, warp"]),
-    ("select_best", "yes", ["select_best='yes'", "true or false"]),
-    ("agent", {"learning_rate": 0.0}, ["agent.learning_rate=0.0", "> 0"]),
-    ("agent", {"learning_rate": float("nan")}, ["agent.learning_rate=nan"]),
-    ("agent", {"hidden_dims": [64, "x"]}, ["agent.hidden_dims[1]='x'", "integer"]),
-    ("agent", {"max_iterations": 2.5}, ["agent.max_iterations=2.5", "integer"]),
-    ("resume", "", ["resume=''", "true, false or a run directory"]),
-])
+@pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("num_envs", 0, ["num_envs=0", ">= 1"]),
+        ("seed", -3, ["seed=-3", ">= 0"]),
+        ("backend", "gpu", ["backend='gpu'", "cpu, warp"]),
+        ("select_best", "yes", ["select_best='yes'", "true or false"]),
+        ("agent", {"learning_rate": 0.0}, ["agent.learning_rate=0.0", "> 0"]),
+        ("agent", {"learning_rate": float("nan")}, ["agent.learning_rate=nan"]),
+        ("agent", {"hidden_dims": [64, "x"]}, ["agent.hidden_dims[1]='x'", "integer"]),
+        ("agent", {"max_iterations": 2.5}, ["agent.max_iterations=2.5", "integer"]),
+        ("resume", "", ["resume=''", "true, false or a run directory"]),
+    ],
+)
 def test_train_config_checks(key, value, words):
     cfg = {**TRAIN_DEFAULTS, key: value}
     if key == "agent":
@@ -161,13 +198,20 @@ def test_train_defaults_pass():
 
 
 # ------------------------------------------------------------------ fuzz
-SPEC = {"n": Arg("1", integer(min=1, max=100)), "x": Arg("0.5", number(min=0.0)),
-        "flag": Arg("false", boolean), "mode": Arg("a", choice("a", "b")),
-        "path": Arg("", optional(existing_file))}
+SPEC = {
+    "n": Arg("1", integer(min=1, max=100)),
+    "x": Arg("0.5", number(min=0.0)),
+    "flag": Arg("false", boolean),
+    "mode": Arg("a", choice("a", "b")),
+    "path": Arg("", optional(existing_file)),
+}
 KEYS = st.sampled_from([*SPEC, "verbose", "bogus", ""])
-VALUES = st.one_of(st.text(max_size=12), st.integers(-10**6, 10**6).map(str),
-                   st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                   st.sampled_from(["true", "FALSE", "1e400", " 7", "a", "b", "-0", "/"]))
+VALUES = st.one_of(
+    st.text(max_size=12),
+    st.integers(-(10**6), 10**6).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["true", "FALSE", "1e400", " 7", "a", "b", "-0", "/"]),
+)
 
 
 @FUZZ
@@ -189,15 +233,34 @@ def test_fuzz_key_value_parser(items):
     assert args["path"] is None or args["path"].is_file()
 
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**9, 10**9),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
-                    st.lists(st.integers(-5, 300), max_size=3))
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**9), 10**9),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.lists(st.integers(-5, 300), max_size=3),
+)
 
 
 @FUZZ
-@given(st.sampled_from(["num_envs", "seed", "eval_num_envs", "backend", "select_best",
-                        "resume", "agent.learning_rate", "agent.max_iterations",
-                        "agent.hidden_dims", "agent.init_std"]), SCALARS)
+@given(
+    st.sampled_from(
+        [
+            "num_envs",
+            "seed",
+            "eval_num_envs",
+            "backend",
+            "select_best",
+            "resume",
+            "agent.learning_rate",
+            "agent.max_iterations",
+            "agent.hidden_dims",
+            "agent.init_std",
+        ]
+    ),
+    SCALARS,
+)
 def test_fuzz_train_config_values(key, value):
     """Any value of a train key is either accepted with the type and range orbitlab reads,
     or refused by one ArgumentError line that names the key."""
@@ -233,11 +296,24 @@ def hydra_compose():
         yield compose, OmegaConf.to_container(compose(config_name="train"), resolve=True)
 
 
-@settings(max_examples=15, deadline=None,  # a hydra compose is ~0.1-0.5 s
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(["num_envs", "seed", "agent.learning_rate", "agent.max_iterations",
-                        "eval_num_envs", "select_best"]),
-       st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=10))
+@settings(
+    max_examples=15,
+    deadline=None,  # a hydra compose is ~0.1-0.5 s
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.sampled_from(
+        [
+            "num_envs",
+            "seed",
+            "agent.learning_rate",
+            "agent.max_iterations",
+            "eval_num_envs",
+            "select_best",
+        ]
+    ),
+    st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=10),
+)
 def test_fuzz_train_overrides_through_hydra(hydra_compose, key, text):
     """Override text goes through hydra's parser and the checks: a hydra error (which
     train.py prints as one line), an ArgumentError naming the key, or a valid config."""
@@ -259,5 +335,6 @@ def test_fuzz_train_overrides_through_hydra(hydra_compose, key, text):
 
 def test_check_value_names_nested_keys():
     with pytest.raises(ArgumentError, match=r"agent\.config\.learning_rate='x'"):
-        check_value("agent", {"config": {"learning_rate": "x"}},
-                    {"config": {"learning_rate": 3e-4}})
+        check_value(
+            "agent", {"config": {"learning_rate": "x"}}, {"config": {"learning_rate": 3e-4}}
+        )

@@ -44,8 +44,16 @@ def _record(path: Path, num_demos: int, writer: DemoWriter | None = None) -> Dem
     env = make_env({**args, "env_kwargs": {**args["env_kwargs"], "nthread": 1}})
     writer = writer or DemoWriter(path, args)
     with writer:
-        record(env, _device(), writer, num_demos=num_demos, keep="all", max_steps=4, seed=1,
-               log=lambda _: None)
+        record(
+            env,
+            _device(),
+            writer,
+            num_demos=num_demos,
+            keep="all",
+            max_steps=4,
+            seed=1,
+            log=lambda _: None,
+        )
     return writer
 
 
@@ -109,8 +117,11 @@ def test_partial_file_of_a_killed_session_is_not_overwritten(tmp_path):
 def test_merge_refuses_an_output_that_is_an_input(demos, tmp_path, spelling, capsys):
     a = _copy(demos, tmp_path)
     before = a.read_bytes()
-    out = {"same": a, "dotted": tmp_path / "." / "sub" / ".." / "a.hdf5",
-           "symlink": tmp_path / "link.hdf5"}[spelling]
+    out = {
+        "same": a,
+        "dotted": tmp_path / "." / "sub" / ".." / "a.hdf5",
+        "symlink": tmp_path / "link.hdf5",
+    }[spelling]
     (tmp_path / "sub").mkdir()
     if spelling == "symlink":
         out.symlink_to(a)
@@ -213,15 +224,35 @@ def _mount_tmpfs(folder: Path, size: str) -> bool:
     folder.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
         return False
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                          check=False, capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+            check=False,
+            capture_output=True,
+        ).returncode
+        == 0
+    )
 
 
 def _record_process(out: Path, cmds: Path, max_steps: int = 20) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "record_demos.py"), f"task={TASK}",
-         "device=scripted", f"script={cmds}", f"out={out}", "num_demos=100000", "keep=all",
-         f"max_steps={max_steps}", "rate_hz=0"], check=False, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "record_demos.py"),
+            f"task={TASK}",
+            "device=scripted",
+            f"script={cmds}",
+            f"out={out}",
+            "num_demos=100000",
+            "keep=all",
+            f"max_steps={max_steps}",
+            "rate_hz=0",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_real_full_disk_gives_a_clear_error_and_readable_demos(tmp_path):

@@ -32,8 +32,16 @@ def _record(path: Path, task: str, num_demos: int = 3, max_steps: int = 6) -> No
     args["orbitlab_cfg"] = env_args(task, cfg=make_cfg(args["env_kwargs"]))["orbitlab_cfg"]
     device = ScriptedDevice(ScriptedCfg(commands=_commands(), end="loop", events={3: "reset"}))
     with DemoWriter(path, args) as writer:
-        stats = record(env, device, writer, num_demos=num_demos, keep="all",
-                       max_steps=max_steps, seed=1, log=lambda _: None)
+        stats = record(
+            env,
+            device,
+            writer,
+            num_demos=num_demos,
+            keep="all",
+            max_steps=max_steps,
+            seed=1,
+            log=lambda _: None,
+        )
     assert stats.kept == num_demos and stats.discarded == 1  # the reset at step 3
 
 
@@ -92,9 +100,13 @@ def test_replay_detects_a_changed_action(docking_file, tmp_path):
 def test_detumble_rw_record_and_replay(tmp_path):
     path = tmp_path / "rw.hdf5"
     _record(path, "Detumble-RW", num_demos=2, max_steps=5)
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/replay_demos.py"),
-                          f"file={path}"], capture_output=True, text=True, timeout=60,
-                         check=False)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/replay_demos.py"), f"file={path}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "2/2 demos reproduced exactly" in out.stdout
 
@@ -113,10 +125,23 @@ def test_sigkill_keeps_completed_demos(tmp_path):
     path = tmp_path / "killed.hdf5"
     path.write_bytes(b"an earlier file")  # not touched: the session writes killed.hdf5.partial
     proc = subprocess.Popen(
-        [sys.executable, "-u", str(ROOT / "scripts/record_demos.py"), "task=Detumble-RW",
-         "device=scripted", f"script={script}", f"out={path}", "num_demos=100000",
-         "keep=all", "max_steps=4", "rate_hz=0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-u",
+            str(ROOT / "scripts/record_demos.py"),
+            "task=Detumble-RW",
+            "device=scripted",
+            f"script={script}",
+            f"out={path}",
+            "num_demos=100000",
+            "keep=all",
+            "max_steps=4",
+            "rate_hz=0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         for line in proc.stdout:
             if line.startswith("demo_1:"):

@@ -40,9 +40,9 @@ def scripted(commands, **kw) -> ScriptedDevice:
 def test_shape_sensitivity_clip_and_deadband():
     cfg = DeviceCfg(translation_sensitivity=0.5, rotation_sensitivity=(1.0, 2.0, -1.0))
     out = shape_command([1.0, -0.4, 0.2, 0.3, 0.8, 0.5], cfg)
-    np.testing.assert_allclose(out, [0.5, -0.2, 0.1, 0.3, 1.0, -0.5])   # 1.6 clipped
+    np.testing.assert_allclose(out, [0.5, -0.2, 0.1, 0.3, 1.0, -0.5])  # 1.6 clipped
     out = shape_command([3.0, 0, 0, 0, 0, 0], DeviceCfg())
-    assert out[0] == 1.0                                                  # raw clipped
+    assert out[0] == 1.0  # raw clipped
     cfg = DeviceCfg(deadband=0.2)
     out = shape_command([0.1, -0.19, 0.2, 0.6, -1.0, 1.0], cfg)
     np.testing.assert_allclose(out, [0.0, 0.0, 0.0, 0.5, -1.0, 1.0])
@@ -63,8 +63,11 @@ def test_advance_dtype_shape_and_mode():
 # --------------------------------------------------------------------------- scripted
 def test_scripted_sequence_and_end_behaviours():
     seq = torch.tensor([[0.1] * 6, [0.2] * 6, [0.3] * 6])
-    for end, expect in {"loop": [0.1, 0.2, 0.3, 0.1, 0.2], "hold": [0.1, 0.2, 0.3, 0.3, 0.3],
-                        "zero": [0.1, 0.2, 0.3, 0.0, 0.0]}.items():
+    for end, expect in {
+        "loop": [0.1, 0.2, 0.3, 0.1, 0.2],
+        "hold": [0.1, 0.2, 0.3, 0.3, 0.3],
+        "zero": [0.1, 0.2, 0.3, 0.0, 0.0],
+    }.items():
         dev = scripted(seq, end=end)
         got = [float(dev.advance()[3]) for _ in range(5)]
         assert got == pytest.approx(expect), end
@@ -78,21 +81,27 @@ def test_scripted_sequence_and_end_behaviours():
 
 
 def test_scripted_sensitivity_and_clipping():
-    dev = scripted([[0.6, -0.6, 0.1, 0.5, -0.9, 2.0]], translation_sensitivity=2.0,
-                   rotation_sensitivity=0.5, deadband=0.05)
+    dev = scripted(
+        [[0.6, -0.6, 0.1, 0.5, -0.9, 2.0]],
+        translation_sensitivity=2.0,
+        rotation_sensitivity=0.5,
+        deadband=0.05,
+    )
     out = dev.advance().numpy()
 
     def db(r):
         return np.sign(r) * (abs(r) - 0.05) / 0.95
 
-    np.testing.assert_allclose(out, [1.0, -1.0, 2 * db(0.1), 0.5 * db(0.5), 0.5 * db(-0.9),
-                                     0.5], rtol=1e-6)
+    np.testing.assert_allclose(
+        out, [1.0, -1.0, 2 * db(0.1), 0.5 * db(0.5), 0.5 * db(-0.9), 0.5], rtol=1e-6
+    )
 
 
 def test_scripted_callbacks_at_steps_and_pause():
     calls: list[tuple[str, int]] = []
-    dev = scripted(np.full((6, 6), 0.5), events={1: "reset", 2: ["pause", "save"], 4: "pause",
-                                                  5: "quit"})
+    dev = scripted(
+        np.full((6, 6), 0.5), events={1: "reset", 2: ["pause", "save"], 4: "pause", 5: "quit"}
+    )
     for name in ("reset", "save", "quit"):
         dev.add_callback(name, lambda name=name: calls.append((name, dev.step)))
     paused = []
@@ -120,7 +129,7 @@ def test_parse_keys():
     assert parse_keys(b"wWa sQ") == ["w", "w", "a", "space", "s", "q"]
     assert parse_keys(b"\x1b") == ["esc"]
     assert parse_keys(b"\x1b[A\x1b[Dx\x1bOC") == ["up", "left", "x", "right"]
-    assert parse_keys(b"\x1b[1;5A\x1b[3~r") == ["r"]            # other sequences skipped
+    assert parse_keys(b"\x1b[1;5A\x1b[3~r") == ["r"]  # other sequences skipped
     assert parse_keys(b"\r\t\x7f\x01") == ["enter", "tab", "backspace", "ctrl+a"]
     assert parse_keys(b"") == []
 
@@ -145,23 +154,23 @@ def test_terminal_keyboard_hold_semantics():
     cfg = KeyboardCfg(key_first_hold_s=0.5, key_hold_s=0.1)
     kb = TerminalKeyboard(cfg, reader=term.reader, clock=term.clock)
     assert kb.advance().abs().sum() == 0
-    term.pending = b"w"                                 # first press: held for 0.5 s
+    term.pending = b"w"  # first press: held for 0.5 s
     assert kb.advance().tolist() == [1, 0, 0, 0, 0, 0]
     term.t = 0.4
-    assert kb.advance()[0] == 1                         # bridges the auto-repeat delay
-    term.t, term.pending = 0.45, b"w"                   # auto-repeat: +0.1 s
+    assert kb.advance()[0] == 1  # bridges the auto-repeat delay
+    term.t, term.pending = 0.45, b"w"  # auto-repeat: +0.1 s
     assert kb.advance()[0] == 1
     term.t = 0.52
     assert kb.advance()[0] == 1
-    term.t = 0.56                                       # released: drops within key_hold_s
+    term.t = 0.56  # released: drops within key_hold_s
     assert kb.advance()[0] == 0
-    term.t, term.pending = 0.6, b"aa"                   # a repeat never shortens a hold
+    term.t, term.pending = 0.6, b"aa"  # a repeat never shortens a hold
     assert kb.advance()[1] == 1
     term.t = 1.05
     assert kb.advance()[1] == 1
     term.t, term.pending = 1.15, b""
     assert kb.advance()[1] == 0
-    term.t, term.pending = 1.2, b"wsJl"                 # opposite keys cancel
+    term.t, term.pending = 1.2, b"wsJl"  # opposite keys cancel
     assert kb.advance().tolist() == [0, 0, 0, 0, 0, 0]
     term.t, term.pending = 2.0, b"dEiU"
     assert kb.advance().tolist() == [0, -1, -1, 1, 1, 0]
@@ -171,8 +180,9 @@ def test_terminal_keyboard_hold_semantics():
 
 def test_terminal_keyboard_buttons_and_sensitivity():
     term = FakeTerminal()
-    kb = TerminalKeyboard(KeyboardCfg(translation_sensitivity=0.3), reader=term.reader,
-                          clock=term.clock)
+    kb = TerminalKeyboard(
+        KeyboardCfg(translation_sensitivity=0.3), reader=term.reader, clock=term.clock
+    )
     seen = []
     for name in ("reset", "pause", "save", "quit"):
         kb.add_callback(name, lambda name=name: seen.append(name))
@@ -185,7 +195,7 @@ def test_terminal_keyboard_buttons_and_sensitivity():
     kb.advance()
     assert seen[-2:] == ["save", "quit"] and kb.quit_requested
     kb.reset()
-    assert kb.advance().abs().sum() == 0                # held keys released by reset
+    assert kb.advance().abs().sum() == 0  # held keys released by reset
 
 
 def test_terminal_keyboard_custom_map():
@@ -194,7 +204,7 @@ def test_terminal_keyboard_custom_map():
     kb = TerminalKeyboard(cfg, reader=term.reader, clock=term.clock)
     term.pending = b"\x1b[B"
     assert kb.advance()[0] == pytest.approx(-0.5)
-    term.pending = b"w\x1b"                            # unmapped keys ignored
+    term.pending = b"w\x1b"  # unmapped keys ignored
     kb.advance()
     assert not kb.quit_requested
     assert "quit" in kb.help_text() and "up" in kb.help_text()
@@ -219,13 +229,13 @@ def test_terminal_keyboard_on_a_pty_restores_settings(monkeypatch):
             during = termios.tcgetattr(slave)
             assert during[3] & termios.ICANON == 0 and during[3] & termios.ECHO == 0
             os.write(master, b"q")
-            deadline = time.monotonic() + 2.0          # the pty delivers asynchronously
+            deadline = time.monotonic() + 2.0  # the pty delivers asynchronously
             while kb.advance()[2] == 0.0 and time.monotonic() < deadline:
                 time.sleep(0.01)
-            assert kb.advance()[2] == 1.0           # nothing new to read: still held
+            assert kb.advance()[2] == 1.0  # nothing new to read: still held
             raise RuntimeError("boom")
         assert termios.tcgetattr(slave) == before
-        kb.close()                                      # idempotent
+        kb.close()  # idempotent
     os.close(master)
 
 
@@ -234,13 +244,14 @@ def test_window_keyboard_with_dummy_video(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     t = [0.0]
     from orbitlab.devices import WindowKeyboard
+
     with WindowKeyboard(KeyboardCfg(), clock=lambda: t[0]) as kb:
         quits = []
         kb.add_callback("quit", lambda: quits.append(1))
         pg.event.post(pg.event.Event(pg.KEYDOWN, key=pg.K_w))
         pg.event.post(pg.event.Event(pg.KEYDOWN, key=pg.K_j))
         assert kb.advance().tolist() == [1, 0, 0, 0, 0, 1]
-        t[0] = 10.0                                    # real key-up: no timeout
+        t[0] = 10.0  # real key-up: no timeout
         assert kb.advance()[0] == 1
         pg.event.post(pg.event.Event(pg.KEYUP, key=pg.K_w))
         pg.event.post(pg.event.Event(pg.KEYDOWN, key=pg.K_ESCAPE))
@@ -268,17 +279,17 @@ def test_gamepad_state_mapping_and_buttons():
     # RT reads 0.0: not yet seen moving -> released
     np.testing.assert_allclose(raw, [1.0, -0.5, 0.0, 1.0, -0.5, 0.25])
     assert pressed == []
-    axes[5] = 0.5                                      # trigger now live: (0.5+1)/2
+    axes[5] = 0.5  # trigger now live: (0.5+1)/2
     raw, _ = st.update(axes, buttons)
     assert raw[2] == pytest.approx(0.75)
-    axes[5] = 0.0                                      # once live, 0.0 means half pressed
+    axes[5] = 0.0  # once live, 0.0 means half pressed
     assert st.update(axes, buttons)[0][2] == pytest.approx(0.5)
     _, pressed = st.update(axes, [1, 1, 0, 0, 0, 0, 0, 1])
     assert pressed == ["pause", "reset", "quit"]
-    _, pressed = st.update(axes, [1, 1, 0, 0, 0, 0, 0, 1])   # held: no new press
+    _, pressed = st.update(axes, [1, 1, 0, 0, 0, 0, 0, 1])  # held: no new press
     assert pressed == []
     hat = GamepadState(("hx0", "hy0", "b2", "0", "0", "-a9"), {})
-    raw, _ = hat.update([0.0], [0, 0, 1], [(1, -1)])    # missing axis index reads 0
+    raw, _ = hat.update([0.0], [0, 0, 1], [(1, -1)])  # missing axis index reads 0
     np.testing.assert_allclose(raw, [1, -1, 1, 0, 0, 0])
     with pytest.raises(ValueError, match="6 expressions"):
         GamepadState(("a0",), {})
@@ -319,17 +330,18 @@ def _report(rid: int, *values: int) -> list[int]:
 def test_parse_spacemouse_reports():
     ch = np.zeros(6)
     assert parse_report(_report(1, 350, -175, 700), ch) is None
-    np.testing.assert_allclose(ch, [1.0, -0.5, 1.0, 0, 0, 0])          # 700 clipped
+    np.testing.assert_allclose(ch, [1.0, -0.5, 1.0, 0, 0, 0])  # 700 clipped
     parse_report(_report(2, -350, 35, 0), ch)
     np.testing.assert_allclose(ch, [1.0, -0.5, 1.0, -1.0, 0.1, 0.0])
-    parse_report(_report(1, 0, 0, 0, 70, -70, 175), ch)               # 13-byte report
+    parse_report(_report(1, 0, 0, 0, 70, -70, 175), ch)  # 13-byte report
     np.testing.assert_allclose(ch, [0, 0, 0, 0.2, -0.2, 0.5])
     assert parse_report([3, 0b10, 0x01], ch) == 0b1_0000_0010
     assert parse_report([9, 1, 2, 3, 4, 5, 6], ch) is None and parse_report([1], ch) is None
     np.testing.assert_allclose(ch, [0, 0, 0, 0.2, -0.2, 0.5])
     np.testing.assert_allclose(
         map_channels(np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), SpaceMouseCfg().axis_map),
-        [-0.2, -0.1, -0.3, -0.5, -0.4, -0.6])
+        [-0.2, -0.1, -0.3, -0.5, -0.4, -0.6],
+    )
 
 
 class FakeHid:
@@ -352,13 +364,13 @@ def test_spacemouse_device_with_fake_hid():
     seen = []
     dev.add_callback("pause", lambda: seen.append("pause"))
     dev.add_callback("reset", lambda: seen.append("reset"))
-    cmd = dev.advance()                                 # paused by button 0 in the same poll
+    cmd = dev.advance()  # paused by button 0 in the same poll
     assert seen == ["pause"] and dev.paused and cmd.abs().sum() == 0
-    fake.reports = [[3, 0], [3, 0b11]]                  # release, then both pressed
+    fake.reports = [[3, 0], [3, 0b11]]  # release, then both pressed
     cmd = dev.advance()
     assert seen == ["pause", "pause", "reset"] and not dev.paused
     torch.testing.assert_close(cmd, torch.tensor([0.0, -1.0, 1.0, 0.0, 0.0, -1.0]))
-    assert dev.advance()[1] == -1.0                     # values held between reports
+    assert dev.advance()[1] == -1.0  # values held between reports
     dev.close()
     assert fake.closed
 
@@ -369,30 +381,49 @@ def test_find_spacemouse_filters_vendors():
         def enumerate():
             return [
                 {"vendor_id": 0x046D, "product_id": 0xC52B, "path": b"mouse"},
-                {"vendor_id": 0x046D, "product_id": 0xC626, "path": b"nav",
-                 "usage_page": 1, "usage": 8},
-                {"vendor_id": 0x256F, "product_id": 0xC652, "path": b"rx-kbd",
-                 "usage_page": 1, "usage": 6},
-                {"vendor_id": 0x256F, "product_id": 0xC652, "path": b"rx-3d",
-                 "usage_page": 1, "usage": 8},
+                {
+                    "vendor_id": 0x046D,
+                    "product_id": 0xC626,
+                    "path": b"nav",
+                    "usage_page": 1,
+                    "usage": 8,
+                },
+                {
+                    "vendor_id": 0x256F,
+                    "product_id": 0xC652,
+                    "path": b"rx-kbd",
+                    "usage_page": 1,
+                    "usage": 6,
+                },
+                {
+                    "vendor_id": 0x256F,
+                    "product_id": 0xC652,
+                    "path": b"rx-3d",
+                    "usage_page": 1,
+                    "usage": 8,
+                },
                 {"vendor_id": 0x1234, "product_id": 0xC626, "path": b"other"},
             ]
 
     paths = [d["path"] for d in find_spacemouse(FakeHidModule)]
     assert paths == [b"nav", b"rx-3d", b"rx-kbd"]
-    assert [d["path"] for d in find_spacemouse(FakeHidModule, vendor_id=0x256F)] == \
-        [b"rx-3d", b"rx-kbd"]
+    assert [d["path"] for d in find_spacemouse(FakeHidModule, vendor_id=0x256F)] == [
+        b"rx-3d",
+        b"rx-kbd",
+    ]
 
 
 def test_spacemouse_missing_hidapi(monkeypatch):
     monkeypatch.setitem(sys.modules, "hid", None)
-    with pytest.raises(TeleopDependencyError,
-                       match=r"'hidapi'.*pip install 'orbitlab-sim\[teleop\]'"):
+    with pytest.raises(
+        TeleopDependencyError, match=r"'hidapi'.*pip install 'orbitlab-sim\[teleop\]'"
+    ):
         make_device("spacemouse")
 
 
 def test_spacemouse_not_found(monkeypatch):
     import types
+
     fake = types.ModuleType("hid")
     fake.enumerate = lambda *a: []
     fake.device = object

@@ -25,8 +25,9 @@ def _actions(env, steps: int) -> list[torch.Tensor]:
     return [2 * torch.rand((env.num_envs, dim), generator=gen) - 1 for _ in range(steps)]
 
 
-@pytest.mark.parametrize(("task", "baseline"), [("Docking", False), ("Detumble-RW", False),
-                                                ("Docking", True)])
+@pytest.mark.parametrize(
+    ("task", "baseline"), [("Docking", False), ("Detumble-RW", False), ("Docking", True)]
+)
 def test_restore_continues_bit_exactly(task, baseline):
     a = _env(task, 2, baseline)
     a.reset(seed=3)
@@ -63,8 +64,7 @@ def test_one_world_into_another_env():
     for t in range(8, 20):
         a.step(actions[t])
         b.step(actions[t][1:])
-        equal, diff, keys = states_equal(get_state(a, [1]), get_state(b, [0]),
-                                         ignore=("global/",))
+        equal, diff, keys = states_equal(get_state(a, [1]), get_state(b, [0]), ignore=("global/",))
         assert equal, (t, diff, keys[:5])
 
 

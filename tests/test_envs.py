@@ -38,30 +38,55 @@ def step_index(env) -> torch.Tensor:
 
 
 def make_env(num_envs=4, episode_s=1.0, noise=0.0, history=0, fail_above=None, **kw):
-    elements = ElementSet(wheels=[ReactionWheelCfg(name="w", body_name="spacecraft",
-                                                   axis_body=(0, 0, 1), inertia=1e-2,
-                                                   max_torque=1.0, max_speed=1e3)])
-    sat = SpacecraftCfg(mjcf="free_body", elements=elements,
-                        actuators={"rw": ReactionWheelGroupCfg()},
-                        sensors={"gyro": GyroCfg()})
+    elements = ElementSet(
+        wheels=[
+            ReactionWheelCfg(
+                name="w",
+                body_name="spacecraft",
+                axis_body=(0, 0, 1),
+                inertia=1e-2,
+                max_torque=1.0,
+                max_speed=1e3,
+            )
+        ]
+    )
+    sat = SpacecraftCfg(
+        mjcf="free_body",
+        elements=elements,
+        actuators={"rw": ReactionWheelGroupCfg()},
+        sensors={"gyro": GyroCfg()},
+    )
     terminations = {}
     if fail_above is not None:
         terminations["spun_up"] = TerminationTermCfg(
-            func=mdp.ang_vel_above, params={"entity": "sat", "limit_rad_s": fail_above})
+            func=mdp.ang_vel_above, params={"entity": "sat", "limit_rad_s": fail_above}
+        )
     cfg = ManagerBasedRLEnvCfg(
         scene=SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=DT),
-        decimation=2, episode_length_s=episode_s,
+        decimation=2,
+        episode_length_s=episode_s,
         actions={"rw": ActuatorActionCfg(group="sat/rw", scale=1.0)},
-        observations={"policy": ObservationGroupCfg(terms={
-            "rate": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
-                                       noise_std=noise, history_length=history),
-            "step": ObservationTermCfg(func=lambda env: step_index(env)[:, None])})},
-        rewards={"rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"},
-                                       weight=-2.0),
-                 "alive": RewardTermCfg(func=mdp.constant, weight=0.5)},
+        observations={
+            "policy": ObservationGroupCfg(
+                terms={
+                    "rate": ObservationTermCfg(
+                        func=mdp.sensor_value,
+                        params={"name": "sat/gyro"},
+                        noise_std=noise,
+                        history_length=history,
+                    ),
+                    "step": ObservationTermCfg(func=lambda env: step_index(env)[:, None]),
+                }
+            )
+        },
+        rewards={
+            "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"}, weight=-2.0),
+            "alive": RewardTermCfg(func=mdp.constant, weight=0.5),
+        },
         terminations=terminations,
         events={"spin": EventTermCfg(func=spinning, mode="reset", params={"rate": 0.1})},
-        **kw)
+        **kw,
+    )
     return ManagerBasedRLEnv(cfg)
 
 
@@ -170,12 +195,22 @@ def test_curriculum_widens_a_reset_range_as_episodes_succeed():
 
     env = make_env(num_envs=2, episode_s=10.0)
     cfg = env.cfg
-    cfg.events = {"spin": EventTermCfg(func=spin_in, mode="reset",
-                                       params={"rate_range": (0.0, 0.1)})}
+    cfg.events = {
+        "spin": EventTermCfg(func=spin_in, mode="reset", params={"rate_range": (0.0, 0.1)})
+    }
     cfg.terminations = {"success": TerminationTermCfg(func=always)}
-    cfg.curriculum = {"rate": CurriculumTermCfg(func=mdp.grow_range_on_success, params={
-        "event": "spin", "param": "rate_range", "start": (0.0, 0.1), "final": (0.0, 1.1),
-        "step": 0.25})}
+    cfg.curriculum = {
+        "rate": CurriculumTermCfg(
+            func=mdp.grow_range_on_success,
+            params={
+                "event": "spin",
+                "param": "rate_range",
+                "start": (0.0, 0.1),
+                "final": (0.0, 1.1),
+                "step": 0.25,
+            },
+        )
+    }
     env = ManagerBasedRLEnv(cfg)
     for _ in range(5):
         env.step(torch.zeros(2, 1))  # every episode ends in success: one promotion a step

@@ -26,7 +26,9 @@ def test_example_differs_from_the_reference_only_in_its_imports():
     imports = [line for line in source.splitlines() if line.startswith(("from ", "import "))]
     assert imports == [
         "import numpy as np",
-        ("from orbitlab.compat import MagneticBodySpec, MjoSpec, OrbitInit, SurfaceSpec, "
-        "mjo_forward, mjo_step"),
+        (
+            "from orbitlab.compat import MagneticBodySpec, MjoSpec, OrbitInit, SurfaceSpec, "
+            "mjo_forward, mjo_step"
+        ),
         "from orbitlab.testdata import FREE_BODY_XML",
     ]

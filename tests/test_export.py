@@ -82,8 +82,9 @@ def test_rsl_rl_export_writes_files_that_match_the_checkpoint(checkpoint, export
 
     obs, expected = checkpoint_actions(checkpoint)
     jit = torch.jit.load(str(exported.jit_path))
-    np.testing.assert_allclose(jit(torch.from_numpy(obs)).detach().numpy(), expected,
-                               atol=TOL, rtol=0)
+    np.testing.assert_allclose(
+        jit(torch.from_numpy(obs)).detach().numpy(), expected, atol=TOL, rtol=0
+    )
     np.testing.assert_allclose(onnx_actions(exported.onnx_path, obs), expected, atol=TOL, rtol=0)
 
 
@@ -111,8 +112,9 @@ def test_a_perturbed_export_is_detected(checkpoint, exported, tmp_path):
     source = load_source(checkpoint, num_real_obs=0)
     obs = torch.randn(64, source.obs_dim)
     # intact copies pass
-    diff_jit, diff_onnx, tolerance = verify_exports(source.reference, exported.jit_path,
-                                                    exported.onnx_path, obs)
+    diff_jit, diff_onnx, tolerance = verify_exports(
+        source.reference, exported.jit_path, exported.onnx_path, obs
+    )
     assert max(diff_jit, diff_onnx) <= tolerance
     jit = torch.jit.load(str(exported.jit_path))
     bias = next(p for name, p in jit.named_parameters() if name.endswith("bias"))
@@ -150,8 +152,10 @@ def test_mismatch_leaves_earlier_exports_alone(checkpoint, exported, monkeypatch
     with pytest.raises(ExportMismatchError, match="TorchScript differs by 0.1"):
         export_policy(checkpoint, num_real_obs=0)
     assert exported.jit_path.read_bytes() == before
-    assert sorted(p.name for p in exported.jit_path.parent.iterdir()) == ["policy.onnx",
-                                                                         "policy.pt"]
+    assert sorted(p.name for p in exported.jit_path.parent.iterdir()) == [
+        "policy.onnx",
+        "policy.pt",
+    ]
 
 
 def test_bad_paths_give_clear_errors(tmp_path):
@@ -161,9 +165,17 @@ def test_bad_paths_give_clear_errors(tmp_path):
     stray.write_bytes(b"")
     with pytest.raises(FileNotFoundError, match="no saved run config"):
         export_policy(stray)
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "export.py"),
-                             f"checkpoint={tmp_path / 'missing.pt'}"],
-                            check=False, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "export.py"),
+            f"checkpoint={tmp_path / 'missing.pt'}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "expected an existing file" in result.stderr
 
 
@@ -269,8 +281,9 @@ def sb3_env():
     from orbitlab.rl.sb3 import Sb3VecEnvWrapper
     from orbitlab_tasks import task_entry
 
-    return Sb3VecEnvWrapper(ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg,
-                                                       num_envs=8)))
+    return Sb3VecEnvWrapper(
+        ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg, num_envs=8))
+    )
 
 
 SB3_RUN = {"task": {"name": "Detumble-RW"}, "agent": {"library": "sb3"}}
@@ -282,19 +295,20 @@ def sb3_check(model, result, obs: np.ndarray, normalize=None) -> None:
     jit = torch.jit.load(str(result.jit_path))
     jit_actions = jit(torch.from_numpy(obs)).detach().numpy()
     np.testing.assert_allclose(np.clip(jit_actions, -1, 1), expected, atol=TOL, rtol=0)
-    np.testing.assert_allclose(np.clip(onnx_actions(result.onnx_path, obs), -1, 1), expected,
-                               atol=TOL, rtol=0)
+    np.testing.assert_allclose(
+        np.clip(onnx_actions(result.onnx_path, obs), -1, 1), expected, atol=TOL, rtol=0
+    )
 
 
 def test_sb3_ppo_export(sb3_env, tmp_path):
     from stable_baselines3 import PPO
 
-    model = PPO("MlpPolicy", sb3_env, n_steps=16, batch_size=64, n_epochs=1, seed=0,
-                device="cpu")
+    model = PPO("MlpPolicy", sb3_env, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(256)
     model.save(tmp_path / "ppo.zip")
-    result = export_policy(tmp_path / "ppo.zip", tmp_path / "out", run_cfg=SB3_RUN,
-                           trust_checkpoint=True)
+    result = export_policy(
+        tmp_path / "ppo.zip", tmp_path / "out", run_cfg=SB3_RUN, trust_checkpoint=True
+    )
     assert result.library == "sb3" and (result.obs_dim, result.action_dim) == (DETUMBLE_RW_OBS, 3)
     assert result.max_diff_jit <= TOL and result.max_diff_onnx <= TOL
     sb3_check(model, result, sb3_env.reset())
@@ -310,11 +324,13 @@ def test_sb3_sac_export_with_vec_normalize(sb3_env, tmp_path):
     # a scripts/train.py-style run directory: model_<it>.zip beside .hydra/config.yaml
     (tmp_path / ".hydra").mkdir()
     (tmp_path / ".hydra" / "config.yaml").write_text(
-        "task:\n  name: Detumble-RW\nagent:\n  library: sb3\n  algorithm: SAC\nseed: 0\n")
+        "task:\n  name: Detumble-RW\nagent:\n  library: sb3\n  algorithm: SAC\nseed: 0\n"
+    )
     model.save(tmp_path / "model_1.zip")
     venv.save(tmp_path / "vecnormalize.pkl")
-    result = export_policy(tmp_path / "model_1.zip", vec_normalize=tmp_path / "vecnormalize.pkl",
-                           trust_checkpoint=True)
+    result = export_policy(
+        tmp_path / "model_1.zip", vec_normalize=tmp_path / "vecnormalize.pkl", trust_checkpoint=True
+    )
     assert result.jit_path == tmp_path / "exported" / "policy.pt"
     assert result.num_obs_checked == 16 * (ROLLOUT_STEPS + 1)  # the run's task's observations
     assert result.max_diff_jit <= TOL and result.max_diff_onnx <= TOL

@@ -45,8 +45,12 @@ def test_hill_frame_and_gravity_gradient():
 
 def test_three_process_study_short(tmp_path):
     seconds = 6.0
-    result = run_study(StudyCfg(seconds=seconds, startup_timeout_s=120.0, step_timeout_s=60.0,
-                                run_timeout_s=600.0), tmp_path)
+    result = run_study(
+        StudyCfg(
+            seconds=seconds, startup_timeout_s=120.0, step_timeout_s=60.0, run_timeout_s=600.0
+        ),
+        tmp_path,
+    )
     _check(result, seconds)
     log = np.load(tmp_path / "sim.npz")
     assert log["t"].shape == (30,) and log["pos"].shape == (30, 3, 3)

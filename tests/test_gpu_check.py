@@ -37,8 +37,15 @@ def run_check(tmp_path, timeout: float, **env) -> tuple[subprocess.CompletedProc
     out = tmp_path / "out"
     full = {**os.environ, "OUT": str(out), "ORBITLAB_GPU_WORK": str(tmp_path / "work"), **env}
     start = time.perf_counter()
-    result = subprocess.run(["bash", str(CHECK)], cwd=ROOT, env=full, capture_output=True,
-                            text=True, timeout=timeout, check=False)
+    result = subprocess.run(
+        ["bash", str(CHECK)],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     return result, time.perf_counter() - start
 
 
@@ -60,8 +67,11 @@ def make_bundle(tmp_path, part_mib: int = 1, max_parts: int = 2) -> Path:
     (site / "fakepkg" / "blob.bin").write_bytes(os.urandom(3 * 2**19))
     (wheels / "fakepkg-1.0-py3-none-any.whl").write_bytes(b"not a real wheel")
     (src / "hello.py").write_text("print('hello')\n")
-    for args in (["init", "-q"], ["add", "hello.py"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "hello.py"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ):
         subprocess.run(["git", "-C", str(src), *args], check=True)
     (src / "untracked.txt").write_text("kept: not ignored\n")
     load_bundle().pack(site, wheels, src, tmp_path / "bundle", None, None, part_mib, max_parts)
@@ -77,10 +87,13 @@ def test_bundle_round_trip_in_two_parts(tmp_path):
     assert all(f.stat().st_size <= 2**20 for f in files)
     assert json.loads((out / "part2" / "MANIFEST.json").read_text()) == manifest
     bundle.unpack([out], tmp_path / "dest")
-    assert ((tmp_path / "dest" / "site" / "fakepkg" / "blob.bin").read_bytes()
-            == (tmp_path / "site" / "fakepkg" / "blob.bin").read_bytes())
-    assert sorted(p.name for p in (tmp_path / "dest" / "src").iterdir()) == ["hello.py",
-                                                                            "untracked.txt"]
+    assert (tmp_path / "dest" / "site" / "fakepkg" / "blob.bin").read_bytes() == (
+        tmp_path / "site" / "fakepkg" / "blob.bin"
+    ).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "dest" / "src").iterdir()) == [
+        "hello.py",
+        "untracked.txt",
+    ]
 
 
 def test_bundle_verification_names_a_corrupted_part(tmp_path):
@@ -118,8 +131,9 @@ def test_check_refuses_a_driver_older_than_580(tmp_path):
 def test_check_names_a_missing_part(tmp_path):
     out = make_bundle(tmp_path)
     shutil.rmtree(out / "part2")
-    result, _ = run_check(tmp_path, FAIL_FAST_S, ORBITLAB_GPU_CHECK_DEVICE="cpu",
-                          ORBITLAB_GPU_BUNDLE=str(out))
+    result, _ = run_check(
+        tmp_path, FAIL_FAST_S, ORBITLAB_GPU_CHECK_DEVICE="cpu", ORBITLAB_GPU_BUNDLE=str(out)
+    )
     assert result.returncode == 2
     assert "part 2 of 2 missing" in result.stdout
 
@@ -130,8 +144,9 @@ def test_check_stops_when_warp_sees_no_cuda_device(tmp_path):
 
     if wp.get_cuda_device_count() > 0:
         pytest.skip("Warp sees a CUDA device here")
-    result, _ = run_check(tmp_path, 120, PATH=fake_nvidia_smi(tmp_path, "580.95.05"),
-                                ORBITLAB_GPU_BUNDLE="none")
+    result, _ = run_check(
+        tmp_path, 120, PATH=fake_nvidia_smi(tmp_path, "580.95.05"), ORBITLAB_GPU_BUNDLE="none"
+    )
     assert result.returncode == 2, result.stdout[-2000:]
     assert "warp sees no CUDA device" in result.stdout
     assert "== phase" not in result.stdout  # no phase started
@@ -142,13 +157,19 @@ def test_check_stops_when_warp_sees_no_cuda_device(tmp_path):
 def test_check_runs_through_on_the_cpu_in_smoke_mode(tmp_path):
     """Every phase on Warp's CPU device at tiny sizes (~2 min on 2 cores, kernels cached)."""
     pytest.importorskip("mujoco_warp")
-    result, elapsed = run_check(tmp_path, 560, ORBITLAB_GPU_CHECK_DEVICE="cpu",
-                                ORBITLAB_GPU_CHECK_SMOKE="1", ORBITLAB_GPU_BUNDLE="none")
+    result, elapsed = run_check(
+        tmp_path,
+        560,
+        ORBITLAB_GPU_CHECK_DEVICE="cpu",
+        ORBITLAB_GPU_CHECK_SMOKE="1",
+        ORBITLAB_GPU_BUNDLE="none",
+    )
     out = tmp_path / "out"
     assert result.returncode == 0, result.stdout[-3000:]
     rows = [line.split("\t") for line in (out / "phases.tsv").read_text().splitlines()[1:]]
-    assert [(r[0], r[1]) for r in rows] == [(p, "ok") for p in
-                                            ("sweep", "tests", "env", "restart", "cache")]
+    assert [(r[0], r[1]) for r in rows] == [
+        (p, "ok") for p in ("sweep", "tests", "env", "restart", "cache")
+    ]
     assert set(json.loads((out / "sweep.json").read_text())["physics"]) >= {"meta", "1", "2"}
     env = json.loads((out / "env.json").read_text())["env"]
     assert set(env) == {"Detumble-RW", "Docking"} and env["Docking"]["8"]["env_steps_per_s"] > 0

@@ -17,14 +17,22 @@ from orbitlab.testdata import FREE_BODY_XML
 ORBIT = OrbitInit(R_eci=[6778.137, 0.0, 0.0], V_eci=[0.0, 7.6686, 0.0])
 
 
-def model_with_drag_and_wheel(timestep: float = 0.1, wheel_inertia: float = 2e-3,
-                              max_speed: float = 600.0):
+def model_with_drag_and_wheel(
+    timestep: float = 0.1, wheel_inertia: float = 2e-3, max_speed: float = 600.0
+):
     spec = SimSpec.from_xml_path(FREE_BODY_XML)
-    spec.orbit.add_surface(SurfaceCfg(name="panel", body_name="spacecraft",
-                                      normal_body=[0, 1, 0], area=2.0))
-    spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft",
-                                                   axis_body=[0, 0, 1], inertia=wheel_inertia,
-                                                   max_speed=max_speed))
+    spec.orbit.add_surface(
+        SurfaceCfg(name="panel", body_name="spacecraft", normal_body=[0, 1, 0], area=2.0)
+    )
+    spec.orbit.add_reaction_wheel(
+        ReactionWheelCfg(
+            name="rw",
+            body_name="spacecraft",
+            axis_body=[0, 0, 1],
+            inertia=wheel_inertia,
+            max_speed=max_speed,
+        )
+    )
     return spec.compile(timestep=timestep)
 
 
@@ -48,9 +56,11 @@ def test_broken_worlds_are_flagged_frozen_and_isolated():
         data.wheel_torque[3] = math.nan  # a NaN command written straight to the data
 
     clean, broken = run(model), run(model, spoil)
-    assert broken.unhealthy() == {1: health.describe(health.NONFINITE_STATE),
-                                  2: health.describe(health.BELOW_SURFACE),
-                                  3: health.describe(health.NONFINITE_COMMAND)}
+    assert broken.unhealthy() == {
+        1: health.describe(health.NONFINITE_STATE),
+        2: health.describe(health.BELOW_SURFACE),
+        3: health.describe(health.NONFINITE_COMMAND),
+    }
     for name in ("qpos", "qvel"):
         for world in (0, 4):
             assert np.array_equal(broken.bind(name)[world], clean.bind(name)[world])
@@ -104,8 +114,10 @@ def test_mujoco_instability_is_flagged():
     data = model.make_data(nworld=2, orbit=ORBIT)
     data.bind("qvel")[0, 0] = 1e11  # MuJoCo's own limit is 1e10
     data.step(1)
-    assert data.unhealthy()[0] in (health.describe(health.MUJOCO_UNSTABLE),
-                                   health.describe(health.DIVERGED))
+    assert data.unhealthy()[0] in (
+        health.describe(health.MUJOCO_UNSTABLE),
+        health.describe(health.DIVERGED),
+    )
     assert 1 not in data.unhealthy()
 
 
@@ -117,12 +129,15 @@ def test_wheel_speed_limit_holds_for_a_tiny_rotor():
     assert abs(data.wheel_speed()[0, 0]) <= 600.0 * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("nworld, message", [
-    (2.7, "nworld must be an integer >= 1, got 2.7"),
-    ("4", "nworld must be an integer >= 1, got '4'"),
-    (0, "nworld must be >= 1 and < 2**31, got 0"),
-    (2**31, "nworld must be >= 1 and < 2**31, got 2147483648"),
-])
+@pytest.mark.parametrize(
+    "nworld, message",
+    [
+        (2.7, "nworld must be an integer >= 1, got 2.7"),
+        ("4", "nworld must be an integer >= 1, got '4'"),
+        (0, "nworld must be >= 1 and < 2**31, got 0"),
+        (2**31, "nworld must be >= 1 and < 2**31, got 2147483648"),
+    ],
+)
 def test_nworld_is_checked(nworld, message):
     model = model_with_drag_and_wheel()
     with pytest.raises(ValueError, match=message.replace("*", r"\*").replace(".", r"\.")):
@@ -144,6 +159,9 @@ def test_step_count_and_timesteps_are_checked():
 
 def test_a_diverging_chief_step_is_refused():
     model = model_with_drag_and_wheel(timestep=1e4)
-    with pytest.raises(ValueError, match=r"world 0: the chief's RK4 step of 10000 s is too long "
-                                         r"for its orbit \(period 5554 s\): at most 110\.5 s"):
+    with pytest.raises(
+        ValueError,
+        match=r"world 0: the chief's RK4 step of 10000 s is too long "
+        r"for its orbit \(period 5554 s\): at most 110\.5 s",
+    ):
         model.make_data(nworld=1, orbit=ORBIT)

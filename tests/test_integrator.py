@@ -16,8 +16,15 @@ from orbitlab import OrbitInit, SimSpec
 from orbitlab.scene.catalog import asset_path
 from orbitlab.sim import spec as spec_module
 
-RIGID_FREE_FLYERS = ("free_body", "cubesat_3u", "cubesat_6u", "formation_flyer",
-                     "docking_chaser", "docking_target", "station_module")
+RIGID_FREE_FLYERS = (
+    "free_body",
+    "cubesat_3u",
+    "cubesat_6u",
+    "formation_flyer",
+    "docking_chaser",
+    "docking_target",
+    "station_module",
+)
 """Every shipped asset that is one rigid body on a free joint."""
 TUMBLE_RAD_S = np.array([0.12, -0.09, 0.10])  # ~10 deg/s about a non-principal axis
 TOL = 1e-6
@@ -50,7 +57,7 @@ def tumble(m: mujoco.MjModel, rate_rad_s, duration_s: float) -> tuple[float, flo
     d = mujoco.MjData(m)
     d.qvel[3:6] = rate_rad_s
     H0, E0 = momentum_and_energy(m, d)
-    for _ in range(int(round(duration_s / m.opt.timestep))):
+    for _ in range(round(duration_s / m.opt.timestep)):
         mujoco.mj_step(m, d)
     H, E = momentum_and_energy(m, d)
     return abs(np.linalg.norm(H) / np.linalg.norm(H0) - 1.0), abs(E / E0 - 1.0)
@@ -92,7 +99,7 @@ def test_tumble_converges_at_fourth_order():
         m = compiled("free_body", timestep)
         d = mujoco.MjData(m)
         d.qvel[3:6] = [2.0, 1.3, 0.7]
-        for _ in range(int(round(30.0 / timestep))):
+        for _ in range(round(30.0 / timestep)):
             mujoco.mj_step(m, d)
         return d.qvel[3:6].copy()
 
@@ -104,11 +111,14 @@ def test_tumble_converges_at_fourth_order():
 def test_explicit_choices_are_kept_and_euler_warns_once(monkeypatch):
     monkeypatch.setattr(spec_module, "_warned_euler", False)
     xml = asset_path("free_body").read_text()
-    with_option = xml.replace('<option timestep="0.01"/>',
-                              '<option timestep="0.01" integrator="implicitfast"/>')
+    with_option = xml.replace(
+        '<option timestep="0.01"/>', '<option timestep="0.01" integrator="implicitfast"/>'
+    )
     assert with_option != xml
-    assert (SimSpec.from_xml_string(with_option).compile().mj_model.opt.integrator
-            == mujoco.mjtIntegrator.mjINT_IMPLICITFAST)
+    assert (
+        SimSpec.from_xml_string(with_option).compile().mj_model.opt.integrator
+        == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    )
     euler = SimSpec.from_xml_string(xml)
     euler.integrator = "Euler"
     with pytest.warns(UserWarning, match=r"explicit Euler .* \+49 %"):
@@ -118,8 +128,9 @@ def test_explicit_choices_are_kept_and_euler_warns_once(monkeypatch):
         assert euler.compile().mj_model.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
     bad = SimSpec.from_xml_string(xml)
     bad.integrator = "rk4"
-    with pytest.raises(ValueError, match="integrator must be one of Euler, RK4, implicit, "
-                                         "implicitfast, got 'rk4'"):
+    with pytest.raises(
+        ValueError, match="integrator must be one of Euler, RK4, implicit, implicitfast, got 'rk4'"
+    ):
         bad.compile()
 
 
@@ -141,8 +152,7 @@ def test_orbit_coupled_tumble_keeps_energy_with_the_loads_off():
     for switch in ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic"):
         setattr(spec.orbit, switch, False)
     model = spec.compile(timestep=0.1)
-    data = model.make_data(nworld=2, orbit=OrbitInit(R_eci=[6778.137, 0, 0],
-                                                     V_eci=[0, 7.6686, 0]))
+    data = model.make_data(nworld=2, orbit=OrbitInit(R_eci=[6778.137, 0, 0], V_eci=[0, 7.6686, 0]))
     data.bind("qvel")[:, 3:6] = TUMBLE_RAD_S
     data.forward()
     m, d = model.mj_model, mujoco.MjData(model.mj_model)

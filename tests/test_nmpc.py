@@ -30,8 +30,10 @@ def test_missing_casadi_names_the_extra(monkeypatch):
         FormationNmpc(NmpcCfg())
 
 
-needs_casadi = pytest.mark.skipif(importlib.util.find_spec("casadi") is None,
-                                  reason="needs CasADi: pip install 'orbitlab-sim[nmpc]'")
+needs_casadi = pytest.mark.skipif(
+    importlib.util.find_spec("casadi") is None,
+    reason="needs CasADi: pip install 'orbitlab-sim[nmpc]'",
+)
 
 
 def _state(pos=(0.0, 0.0, 0.0), vel=(0.0, 0.0, 0.0)) -> np.ndarray:
@@ -58,10 +60,15 @@ def test_solve_respects_thruster_limits_and_keep_out():
     planned wrench is producible by the 12 x 1.5 N thrusters (force-torque pairs share them:
     |F_x| + |tau_y| / arm <= 3 N), and the plan follows the model."""
     steps, d_min = 20, 0.45
-    cfg = NmpcCfg(horizon_steps=steps, thruster_pairs=opposing_pairs(FORMATION_THRUSTERS),
-                  min_distance_m=d_min, num_obstacles=2)
-    nmpc = FormationNmpc(cfg, slot_offset_m=(1.0, 0.05, 0.0),
-                         attitude_offset=(np.cos(0.5), 0.0, 0.0, np.sin(0.5)))
+    cfg = NmpcCfg(
+        horizon_steps=steps,
+        thruster_pairs=opposing_pairs(FORMATION_THRUSTERS),
+        min_distance_m=d_min,
+        num_obstacles=2,
+    )
+    nmpc = FormationNmpc(
+        cfg, slot_offset_m=(1.0, 0.05, 0.0), attitude_offset=(np.cos(0.5), 0.0, 0.0, np.sin(0.5))
+    )
     x0 = _state(pos=(-1.0, 0.0, 0.0), vel=(0.2, 0.0, 0.0))
     leader = _still_leader(steps)
     other = np.tile([3.0, 3.0, 0.0], (steps + 1, 1))
@@ -86,8 +93,10 @@ def test_solve_respects_thruster_limits_and_keep_out():
 @needs_casadi
 def test_wrench_box_without_layout_saturates():
     steps = 10
-    nmpc = FormationNmpc(NmpcCfg(horizon_steps=steps, max_force_n=0.2, max_torque_nm=0.01,
-                                 num_obstacles=0), slot_offset_m=(0.0, 5.0, 0.0))
+    nmpc = FormationNmpc(
+        NmpcCfg(horizon_steps=steps, max_force_n=0.2, max_torque_nm=0.01, num_obstacles=0),
+        slot_offset_m=(0.0, 5.0, 0.0),
+    )
     sol = nmpc.solve(_state(), _still_leader(steps))
     assert np.abs(sol.wrenches[:, :3]).max() <= 0.2 + 1e-6
     assert sol.wrench[1] == pytest.approx(0.2, abs=1e-3)  # pushes toward the far slot at the cap
@@ -95,8 +104,12 @@ def test_wrench_box_without_layout_saturates():
 
 @needs_casadi
 def test_node_checks_its_period():
-    cfg = FormationNmpcNodeCfg(period_s=0.4, nmpc=NmpcCfg(horizon_steps=5),
-                               agents=("a",), slot_offsets_m=((0.0, 0.0, 0.0),))
+    cfg = FormationNmpcNodeCfg(
+        period_s=0.4,
+        nmpc=NmpcCfg(horizon_steps=5),
+        agents=("a",),
+        slot_offsets_m=((0.0, 0.0, 0.0),),
+    )
     with pytest.raises(ValueError, match="must equal the model step"):
         FormationNmpcNode(cfg, "nmpc", 1, 0.2)
 
@@ -119,8 +132,9 @@ def test_closed_loop_20s_keeps_the_formation():
         error = geo.slot_errors(env).norm(dim=-1)
         worst = max(worst, float(error.max()))
         pos = [env.scene.entities[n].root_pose()[0][0] for n in (geo.LEADER, *geo.FOLLOWERS)]
-        closest = min(closest, *(float((pos[i] - pos[j]).norm()) for i, j in ((0, 1), (0, 2),
-                                                                               (1, 2))))
+        closest = min(
+            closest, *(float((pos[i] - pos[j]).norm()) for i, j in ((0, 1), (0, 2), (1, 2)))
+        )
     final = geo.slot_errors(env).norm(dim=-1)
     assert worst < max(0.2, float(start.max()) + 0.05)
     assert float(final.max()) < 0.05 and closest > 0.35

@@ -22,9 +22,22 @@ STEPS = 12
 
 
 def play(*args: str, env: dict | None = None, timeout: float = 120):
-    return subprocess.run([sys.executable, str(PLAY), "task=Detumble-RW", "agent=baseline",
-                           "num_envs=2", f"max_steps={STEPS}", *args], check=False,
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [
+            sys.executable,
+            str(PLAY),
+            "task=Detumble-RW",
+            "agent=baseline",
+            "num_envs=2",
+            f"max_steps={STEPS}",
+            *args,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def headless_env() -> dict:
@@ -117,8 +130,9 @@ def free_port() -> int:
 def test_viser_viewer_runs_headless_and_shuts_down():
     pytest.importorskip("viser")
     port = free_port()
-    result = play("viewer=true", "hold=false", "speed=0", f"port={port}", env=headless_env(),
-                  timeout=90)
+    result = play(
+        "viewer=true", "hold=false", "speed=0", f"port={port}", env=headless_env(), timeout=90
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "viser viewer: open http://127.0.0.1:" in result.stdout
     with socket.socket() as s:  # the server is gone with the process

@@ -73,8 +73,7 @@ def gl_renderer(data, *args, **kwargs) -> CameraRenderer:
 
 def stage(data) -> None:
     """World 1: cube moved out of view. World 2: mocap marker moved into view."""
-    for name, world, values in (("qpos", 1, [1.2, -5.0, 0.0]),
-                                ("mocap_pos", 2, [MARKER_AT])):
+    for name, world, values in (("qpos", 1, [1.2, -5.0, 0.0]), ("mocap_pos", 2, [MARKER_AT])):
         field = data.bind(name)
         host = field if isinstance(field, np.ndarray) else field.numpy()
         if name == "qpos":
@@ -159,8 +158,15 @@ def test_opengl_depth_matches_mujoco_renderer(model, tmp_path):
     """)
     env = {**os.environ, "MUJOCO_GL": "egl"}
     env.pop("PYOPENGL_PLATFORM", None)
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                         text=True, timeout=120, check=False, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     # mujoco.Renderer inverts the projection with float32 coefficients: ~3e-5 relative.
     np.testing.assert_allclose(depth.numpy()[0], np.load(tmp_path / "ref.npy"), rtol=1e-4)
@@ -220,8 +226,15 @@ def test_gl_failure_lists_backends_and_fix(tmp_path):
     env = {**os.environ, "MUJOCO_GL": "glfw"}
     for name in ("PYOPENGL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
         env.pop(name, None)
-    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                         text=True, timeout=180, check=False, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     if "RENDERED" in run.stdout:
         pytest.skip("GLFW makes a context without a display here; nothing fails")

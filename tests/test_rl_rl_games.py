@@ -40,8 +40,11 @@ def test_wrapper_contract(wrapped):
     assert isinstance(wrapped, IVecEnv)
     assert wrapped.get_number_of_agents() == 1
     info = wrapped.get_env_info()
-    for key, shape in (("observation_space", shapes["policy"]),
-                       ("state_space", shapes["critic"]), ("action_space", (num_actions,))):
+    for key, shape in (
+        ("observation_space", shapes["policy"]),
+        ("state_space", shapes["critic"]),
+        ("action_space", (num_actions,)),
+    ):
         assert isinstance(info[key], gym.spaces.Box) and info[key].shape == tuple(shape)
     assert float(info["action_space"].low.min()) == -1.0
     assert float(info["action_space"].high.max()) == 1.0
@@ -79,10 +82,19 @@ def test_register_and_short_ppo_run(tmp_path, monkeypatch):
     assert params["config"]["env_name"] == "orbitlab"
     assert params["algo"]["name"] == "a2c_continuous"
     cfg = params["config"]
-    cfg.update(num_actors=N, max_epochs=2, horizon_length=8, minibatch_size=32, mini_epochs=2,
-               device=str(made.device), device_name=str(made.device),
-               train_dir=str(tmp_path / "runs"), full_experiment_name="test",
-               save_frequency=0, save_best_after=1000)
+    cfg.update(
+        num_actors=N,
+        max_epochs=2,
+        horizon_length=8,
+        minibatch_size=32,
+        mini_epochs=2,
+        device=str(made.device),
+        device_name=str(made.device),
+        train_dir=str(tmp_path / "runs"),
+        full_experiment_name="test",
+        save_frequency=0,
+        save_best_after=1000,
+    )
     cfg["central_value_config"].update(minibatch_size=32, mini_epochs=2)
     params["torch_threads"] = 0  # leave the process's torch thread count alone
 

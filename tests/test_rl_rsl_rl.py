@@ -88,8 +88,9 @@ def test_ppo_learns_and_checkpoints(wrapped, tmp_path):
     assert expected.shape == (N, wrapped.num_actions)
     assert torch.isfinite(expected).all()
 
-    fresh = OnPolicyRunner(wrapped, ppo_runner_cfg(num_steps_per_env=8, num_mini_batches=2),
-                           log_dir=None, device="cpu")
+    fresh = OnPolicyRunner(
+        wrapped, ppo_runner_cfg(num_steps_per_env=8, num_mini_batches=2), log_dir=None, device="cpu"
+    )
     with torch.inference_mode():
         before = fresh.get_inference_policy(device="cpu")(obs)
     assert not torch.allclose(before, expected)

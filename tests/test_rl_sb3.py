@@ -141,8 +141,15 @@ def test_vec_normalize_wraps_it():
 
 def test_ppo_learns_two_rollouts():
     torch.manual_seed(0)
-    model = PPO("MlpPolicy", make(episode_length_s=1.0), n_steps=16, batch_size=64, n_epochs=2,
-                seed=0, device="cpu")
+    model = PPO(
+        "MlpPolicy",
+        make(episode_length_s=1.0),
+        n_steps=16,
+        batch_size=64,
+        n_epochs=2,
+        seed=0,
+        device="cpu",
+    )
     model.learn(total_timesteps=2 * 16 * N)
     assert model.num_timesteps == 2 * 16 * N
     assert len(model.ep_info_buffer) > 0  # episode returns reach SB3's logger
@@ -152,8 +159,15 @@ def test_ppo_learns_two_rollouts():
 
 
 def test_sac_learns_a_few_hundred_steps():
-    model = SAC("MlpPolicy", make(num_envs=4, episode_length_s=2.0), learning_starts=16,
-                batch_size=32, buffer_size=2000, seed=0, device="cpu")
+    model = SAC(
+        "MlpPolicy",
+        make(num_envs=4, episode_length_s=2.0),
+        learning_starts=16,
+        batch_size=32,
+        buffer_size=2000,
+        seed=0,
+        device="cpu",
+    )
     model.learn(total_timesteps=320)
     assert model.num_timesteps >= 320
     assert model.replay_buffer.size() > 0

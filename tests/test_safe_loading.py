@@ -55,8 +55,10 @@ def crafted_run(tmp_path) -> tuple[Path, Path]:
     run_dir, marker = tmp_path / "run", tmp_path / "code_ran"
     (run_dir / ".hydra").mkdir(parents=True)
     (run_dir / ".hydra" / "config.yaml").write_text(RUN_CONFIG.format(library="rsl_rl"))
-    torch.save({"actor_state_dict": Payload(marker), "iter": 3,
-                "infos": {"resumable": True}}, run_dir / "model_3.pt")
+    torch.save(
+        {"actor_state_dict": Payload(marker), "iter": 3, "infos": {"resumable": True}},
+        run_dir / "model_3.pt",
+    )
     return run_dir, marker
 
 
@@ -79,10 +81,19 @@ def test_crafted_checkpoint_does_not_run_code_on_load(crafted_run):
 
 def test_crafted_checkpoint_does_not_run_code_through_play(crafted_run):
     run_dir, marker = crafted_run
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"),
-                             f"checkpoint={run_dir / 'model_3.pt'}", "num_envs=2",
-                             "max_steps=2"], check=False, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "play.py"),
+            f"checkpoint={run_dir / 'model_3.pt'}",
+            "num_envs=2",
+            "max_steps=2",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 1 and not marker.exists()
     assert "is not a readable checkpoint" in result.stderr and "Traceback" not in result.stderr
 
@@ -99,19 +110,32 @@ def test_crafted_checkpoint_does_not_run_code_through_resume(crafted_run, tmp_pa
     pytest.importorskip("hydra")
     run_dir, marker = crafted_run
     new_run = tmp_path / "resumed"
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "train.py"), "num_envs=8",
-                             f"resume={run_dir}", f"hydra.run.dir={new_run}",
-                             f"runs_root={tmp_path}"], check=False, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "train.py"),
+            "num_envs=8",
+            f"resume={run_dir}",
+            f"hydra.run.dir={new_run}",
+            f"runs_root={tmp_path}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 1, result.stderr[-2000:]
     assert "is not a readable checkpoint" in result.stderr and "Traceback" not in result.stderr
     assert not marker.exists() and not new_run.exists()  # no run directory left behind
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"\x80\x02garbage" * 4, "no torch checkpoint of weights"),  # 'invalid load key' before
-    (b"", "not a readable checkpoint"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"\x80\x02garbage" * 4, "no torch checkpoint of weights"),  # 'invalid load key' before
+        (b"", "not a readable checkpoint"),
+    ],
+)
 def test_corrupted_checkpoint_is_named(tmp_path, content, reason):
     path = tmp_path / "model_1.pt"
     path.write_bytes(content)
@@ -130,8 +154,11 @@ def test_truncated_checkpoint_is_named(tmp_path):
 
 def test_orbitlab_checkpoint_round_trips_weights_only(tmp_path):
     path = tmp_path / "model_1.pt"
-    saved = {"actor_state_dict": {"w": torch.ones(2)}, "iter": 1,
-             "infos": {"resumable": True, "curriculum": {"distance": {"level": 0.5}}}}
+    saved = {
+        "actor_state_dict": {"w": torch.ones(2)},
+        "iter": 1,
+        "infos": {"resumable": True, "curriculum": {"distance": {"level": 0.5}}},
+    }
     torch.save(saved, path)
     loaded = load_torch_checkpoint(path)
     assert loaded["iter"] == 1 and loaded["infos"] == saved["infos"]
@@ -180,10 +207,14 @@ def test_sb3_resume_needs_trust(tmp_path):
 
     checkpoint = tmp_path / "model_2.zip"
     checkpoint.write_bytes(b"never unpickled")
-    agent = {"library": "sb3", "algorithm": "PPO", "n_steps": 8, "max_iterations": 4,
-             "save_interval": 2}
-    settings = TrainSettings("Detumble-RW", agent, tmp_path, num_envs=2,
-                             resume_from=checkpoint)
+    agent = {
+        "library": "sb3",
+        "algorithm": "PPO",
+        "n_steps": 8,
+        "max_iterations": 4,
+        "save_interval": 2,
+    }
+    settings = TrainSettings("Detumble-RW", agent, tmp_path, num_envs=2, resume_from=checkpoint)
     with pytest.raises(UntrustedCheckpointError, match="resume"):
         sb3.train(settings)
 

@@ -18,8 +18,10 @@ def scene_of(entities, num_envs=2, **kw):
     return Scene(SceneCfg(num_envs=num_envs, entities=entities, **kw))
 
 
-@pytest.mark.parametrize("factory", ["cubesat_3u", "cubesat_6u", "formation_flyer",
-                                     "station_module", "arm_bus", "solar_array_sat"])
+@pytest.mark.parametrize(
+    "factory",
+    ["cubesat_3u", "cubesat_6u", "formation_flyer", "station_module", "arm_bus", "solar_array_sat"],
+)
 def test_every_shipped_spacecraft_builds_and_steps(factory):
     scene = scene_of({"sc": getattr(library, factory)()})
     scene.step(20)
@@ -29,9 +31,13 @@ def test_every_shipped_spacecraft_builds_and_steps(factory):
 
 
 def test_docking_pair_resolves_names_once():
-    scene = scene_of({"chaser": library.docking_chaser(pos_m=(10.0, 0.0, 0.0)),
-                      "target": library.docking_target()},
-                     markers={"goal": MarkerCfg(shape="frame", pos_m=(1.0, 0.0, 0.0))})
+    scene = scene_of(
+        {
+            "chaser": library.docking_chaser(pos_m=(10.0, 0.0, 0.0)),
+            "target": library.docking_target(),
+        },
+        markers={"goal": MarkerCfg(shape="frame", pos_m=(1.0, 0.0, 0.0))},
+    )
     assert set(scene.actuators) == {"chaser/rcs", "chaser/wheels"}
     assert scene.actuators["chaser/rcs"].num == 16
     rel = scene.sensors["chaser/relative_nav"]
@@ -42,8 +48,10 @@ def test_docking_pair_resolves_names_once():
 
 
 def test_markers_are_per_world_and_never_collide():
-    scene = scene_of({"sat": SpacecraftCfg(mjcf="free_body")},
-                     markers={"goal": MarkerCfg(shape="sphere", size_m=(0.2,))})
+    scene = scene_of(
+        {"sat": SpacecraftCfg(mjcf="free_body")},
+        markers={"goal": MarkerCfg(shape="sphere", size_m=(0.2,))},
+    )
     marker = scene.markers["goal"]
     marker.set_pose(torch.tensor([1]), pos_m=[0.0, 2.0, 0.0])
     mpos = scene.view.array("mocap_pos").view(2, -1, 3)
@@ -75,8 +83,7 @@ def test_arm_servos_track_their_targets():
     scene.step(800)  # 4 s; the asset's servos settle in ~2 s
     m = scene.mj_model
     joint = m.actuator_trnid[arm.ids[0].item(), 0]
-    assert float(scene.view.array("qpos")[0, m.jnt_qposadr[joint]]) == pytest.approx(0.5,
-                                                                                  abs=0.02)
+    assert float(scene.view.array("qpos")[0, m.jnt_qposadr[joint]]) == pytest.approx(0.5, abs=0.02)
 
 
 def test_camera_sensor_renders_at_its_own_rate():
@@ -102,35 +109,55 @@ def test_scene_errors_name_the_culprit():
     with pytest.raises(ValueError, match="surface 'sat/p': body_name 'sat/nobody'"):
         scene_of({"sat": SpacecraftCfg(mjcf="free_body", elements=bad)})
     with pytest.raises(ValueError, match="no body named 'ghost'"):
-        scene_of({"sat": SpacecraftCfg(mjcf="free_body", sensors={
-            "rel": RelativeNavCfg(target="ghost")})})
+        scene_of(
+            {
+                "sat": SpacecraftCfg(
+                    mjcf="free_body", sensors={"rel": RelativeNavCfg(target="ghost")}
+                )
+            }
+        )
     with pytest.raises(ValueError, match="unknown camera 'sat/nav_cam'"):
         scene_of({"sat": SpacecraftCfg(mjcf="free_body", sensors={"cam": CameraCfg()})})
     with pytest.raises(ValueError, match="at least one entity"):
         scene_of({})
     with pytest.raises(ValueError, match="no equality constraint 'latch'"):
         scene_of({"sat": library.solar_array_sat()}).entities["sat"].set_constraint_active(
-            torch.tensor([0]), "latch", False)
+            torch.tensor([0]), "latch", False
+        )
 
 
 def test_both_backends_give_the_same_sensor_truth(warp_device):
-    thrusters = ElementSet(thrusters=[
-        ThrusterCfg(name="t", body_name="spacecraft", max_force=4.0,
-                    position_body=(0.0, 0.3, 0.0))])
+    thrusters = ElementSet(
+        thrusters=[
+            ThrusterCfg(
+                name="t", body_name="spacecraft", max_force=4.0, position_body=(0.0, 0.3, 0.0)
+            )
+        ]
+    )
 
     def build(backend):
-        sat = SpacecraftCfg(mjcf="free_body", elements=thrusters,
-                            actuators={"rcs": ThrusterGroupCfg(pwm_period_s=0.05)},
-                            sensors={"gyro": GyroCfg(), "st": StarTrackerCfg(),
-                                     "rel": RelativeNavCfg(target="target")})
-        scene = scene_of({"sat": sat, "target": PassiveObjectCfg(mjcf="free_body",
-                                                                 pos_m=(5.0, -3.0, 1.0))},
-                         num_envs=3, backend=backend,
-                         device=warp_device if backend == "warp" else None)
-        scene.entities["sat"].set_root_state(scene.all_worlds, ang_vel_body=[0.01, -0.02, 0.03],
-                                             lin_vel_mps=[0.01, 0.0, -0.02])
-        scene.actuators["sat/rcs"].set_command(torch.full((3, 1), 1.3, dtype=torch.float64,
-                                                          device=scene.device))
+        sat = SpacecraftCfg(
+            mjcf="free_body",
+            elements=thrusters,
+            actuators={"rcs": ThrusterGroupCfg(pwm_period_s=0.05)},
+            sensors={
+                "gyro": GyroCfg(),
+                "st": StarTrackerCfg(),
+                "rel": RelativeNavCfg(target="target"),
+            },
+        )
+        scene = scene_of(
+            {"sat": sat, "target": PassiveObjectCfg(mjcf="free_body", pos_m=(5.0, -3.0, 1.0))},
+            num_envs=3,
+            backend=backend,
+            device=warp_device if backend == "warp" else None,
+        )
+        scene.entities["sat"].set_root_state(
+            scene.all_worlds, ang_vel_body=[0.01, -0.02, 0.03], lin_vel_mps=[0.01, 0.0, -0.02]
+        )
+        scene.actuators["sat/rcs"].set_command(
+            torch.full((3, 1), 1.3, dtype=torch.float64, device=scene.device)
+        )
         scene.step(50)
         return {k: s.truth_value.cpu().numpy() for k, s in scene.sensors.items()}
 

@@ -27,18 +27,34 @@ from orbitlab.sensors.rotations import quat_angle
 from orbitlab.sim.elements import ElementSet, ThrusterCfg
 
 DT = 0.01
-QUIET = {"use_gravity_gradient": False, "use_drag": False, "use_srp": False,
-         "use_magnetic": False}
+QUIET = {"use_gravity_gradient": False, "use_drag": False, "use_srp": False, "use_magnetic": False}
 
 
-def make_scene(sensors, num_envs=4, target_pos=(10.0, 0.0, 0.0), orbit_init=None,
-               actuators=None, elements=None, quiet=True, backend="cpu", device=None):
-    sc = SpacecraftCfg(mjcf="free_body", sensors=sensors, actuators=actuators or {},
-                       elements=elements or ElementSet())
-    cfg = SceneCfg(num_envs=num_envs, timestep_s=DT, orbit_init=orbit_init, backend=backend,
-                   device=device,
-                   entities={"sat": sc, "target": PassiveObjectCfg(mjcf="free_body",
-                                                                  pos_m=target_pos)})
+def make_scene(
+    sensors,
+    num_envs=4,
+    target_pos=(10.0, 0.0, 0.0),
+    orbit_init=None,
+    actuators=None,
+    elements=None,
+    quiet=True,
+    backend="cpu",
+    device=None,
+):
+    sc = SpacecraftCfg(
+        mjcf="free_body",
+        sensors=sensors,
+        actuators=actuators or {},
+        elements=elements or ElementSet(),
+    )
+    cfg = SceneCfg(
+        num_envs=num_envs,
+        timestep_s=DT,
+        orbit_init=orbit_init,
+        backend=backend,
+        device=device,
+        entities={"sat": sc, "target": PassiveObjectCfg(mjcf="free_body", pos_m=target_pos)},
+    )
     if quiet:
         for key, value in QUIET.items():
             setattr(cfg.orbit, key, value)
@@ -143,8 +159,7 @@ def test_per_world_random_bias_is_constant_within_an_episode():
 def test_star_tracker_reports_the_body_attitude_with_noise_and_misalignment():
     n = 2048
     misalignment = (0.0, 0.0, 0.01)
-    scene = make_scene({"st": StarTrackerCfg(std=1e-4, misalignment_rad=misalignment)},
-                       num_envs=n)
+    scene = make_scene({"st": StarTrackerCfg(std=1e-4, misalignment_rad=misalignment)}, num_envs=n)
     spin(scene, slice(None), [0.1, -0.2, 0.3])
     scene.step(50)
     _, quat = scene.entities["sat"].root_pose()
@@ -157,8 +172,14 @@ def test_star_tracker_reports_the_body_attitude_with_noise_and_misalignment():
 
 
 def test_gyro_magnetometer_and_sun_sensor_are_rotated_into_the_body():
-    scene = make_scene({"gyro": GyroCfg(), "mag": MagnetometerCfg(),
-                        "sun": SunSensorCfg(fov_half_angle_rad=math.pi)}, num_envs=2)
+    scene = make_scene(
+        {
+            "gyro": GyroCfg(),
+            "mag": MagnetometerCfg(),
+            "sun": SunSensorCfg(fov_half_angle_rad=math.pi),
+        },
+        num_envs=2,
+    )
     _, quat = scene.entities["sat"].root_pose()
     quat[:] = torch.tensor([math.cos(0.5), 0.0, 0.0, math.sin(0.5)], dtype=torch.float64)
     spin(scene, slice(None), [0.0, 0.0, 0.2])
@@ -170,10 +191,12 @@ def test_gyro_magnetometer_and_sun_sensor_are_rotated_into_the_body():
     torch.testing.assert_close(scene.sensors["sat/mag"].value[0], Q.T @ B, rtol=1e-12, atol=0)
     lit = float(scene.data.env.eclipse[0]) > 0.5
     expected_sun = (Q.T @ sun) if lit else torch.zeros(3, dtype=torch.float64)
-    torch.testing.assert_close(scene.sensors["sat/sun"].value[0, :3], expected_sun,
-                               rtol=1e-12, atol=1e-15)
-    torch.testing.assert_close(scene.sensors["sat/gyro"].value[0],
-                               torch.tensor([0, 0, 0.2], dtype=torch.float64))
+    torch.testing.assert_close(
+        scene.sensors["sat/sun"].value[0, :3], expected_sun, rtol=1e-12, atol=1e-15
+    )
+    torch.testing.assert_close(
+        scene.sensors["sat/gyro"].value[0], torch.tensor([0, 0, 0.2], dtype=torch.float64)
+    )
 
 
 def test_sun_sensor_reads_nothing_in_eclipse():
@@ -185,8 +208,9 @@ def test_sun_sensor_reads_nothing_in_eclipse():
     shadow = OrbitInit(R_eci=-r * s_hat, V_eci=np.cross(s_hat, [0, 0, 1.0]) * 7.6, t=t)
     sunlit = OrbitInit(R_eci=r * s_hat, V_eci=np.cross(s_hat, [0, 0, 1.0]) * 7.6, t=t)
     for init, valid in ((shadow, 0.0), (sunlit, 1.0)):
-        scene = make_scene({"sun": SunSensorCfg(fov_half_angle_rad=math.pi)}, num_envs=1,
-                           orbit_init=init)
+        scene = make_scene(
+            {"sun": SunSensorCfg(fov_half_angle_rad=math.pi)}, num_envs=1, orbit_init=init
+        )
         assert float(scene.sensors["sat/sun"].value[0, 3]) == valid
 
 
@@ -194,14 +218,23 @@ def test_gnss_reads_the_absolute_position_and_velocity():
     scene = make_scene({"gnss": GnssCfg()}, num_envs=2)
     scene.step(10)
     frames = scene.view.frames()
-    expected = torch.cat([1e3 * scene.view.array("R") + frames["com"][:, 1],
-                          1e3 * scene.view.array("V") + frames["v_com"][:, 1]], -1)
+    expected = torch.cat(
+        [
+            1e3 * scene.view.array("R") + frames["com"][:, 1],
+            1e3 * scene.view.array("V") + frames["v_com"][:, 1],
+        ],
+        -1,
+    )
     torch.testing.assert_close(scene.sensors["sat/gnss"].value, expected, rtol=1e-15, atol=0)
 
 
 def test_relative_navigation_matches_the_simulation_hill_state():
-    scene = make_scene({"rel": RelativeNavCfg(target="target")}, num_envs=3,
-                       target_pos=(3.0, -20.0, 1.5), quiet=False)
+    scene = make_scene(
+        {"rel": RelativeNavCfg(target="target")},
+        num_envs=3,
+        target_pos=(3.0, -20.0, 1.5),
+        quiet=False,
+    )
     scene.step(200)
     rho_t, rhodot_t = scene.data.hill_state("target/spacecraft")
     rho_s, rhodot_s = scene.data.hill_state("sat/spacecraft")
@@ -227,22 +260,32 @@ def test_relative_navigation_noise_grows_with_range():
 
 
 def test_range_bearing_and_field_of_view():
-    scene = make_scene({"rb": RangeBearingCfg(target="target", max_range_m=50.0,
-                                              fov_half_angle_rad=0.3)},
-                       num_envs=1, target_pos=(10.0, 10.0 * math.tan(0.2), 0.0))
+    scene = make_scene(
+        {"rb": RangeBearingCfg(target="target", max_range_m=50.0, fov_half_angle_rad=0.3)},
+        num_envs=1,
+        target_pos=(10.0, 10.0 * math.tan(0.2), 0.0),
+    )
     rng, az, el, valid = scene.sensors["sat/rb"].value[0].tolist()
     assert rng == pytest.approx(10.0 / math.cos(0.2), rel=1e-9)
     assert az == pytest.approx(0.2, abs=1e-9) and el == pytest.approx(0.0, abs=1e-9)
     assert valid == 1.0
-    outside = make_scene({"rb": RangeBearingCfg(target="target", fov_half_angle_rad=0.1)},
-                         num_envs=1, target_pos=(10.0, 10.0 * math.tan(0.2), 0.0))
+    outside = make_scene(
+        {"rb": RangeBearingCfg(target="target", fov_half_angle_rad=0.1)},
+        num_envs=1,
+        target_pos=(10.0, 10.0 * math.tan(0.2), 0.0),
+    )
     assert outside.sensors["sat/rb"].value[0].tolist() == [0.0, 0.0, 0.0, 0.0]
 
 
 def test_accelerometer_measures_thrust_over_mass_not_gravity():
     thr = ElementSet(thrusters=[ThrusterCfg(name="t", body_name="spacecraft", max_force=3.0)])
-    scene = make_scene({"acc": AccelerometerCfg()}, num_envs=2, quiet=False, elements=thr,
-                       actuators={"rcs": ThrusterGroupCfg(mode="continuous")})
+    scene = make_scene(
+        {"acc": AccelerometerCfg()},
+        num_envs=2,
+        quiet=False,
+        elements=thr,
+        actuators={"rcs": ThrusterGroupCfg(mode="continuous")},
+    )
     scene.step(5)
     free_fall = scene.sensors["sat/acc"].value.clone()
     scene.actuators["sat/rcs"].set_command(torch.tensor([[3.0], [0.0]], dtype=torch.float64))
@@ -251,13 +294,15 @@ def test_accelerometer_measures_thrust_over_mass_not_gravity():
     # In free fall the accelerometer reads drag and SRP only (< 1e-6 m/s^2 for this box).
     assert free_fall.abs().max() < 1e-6
     # 3 N on 100 kg along body x; other loads are below 1e-6 m/s^2.
-    torch.testing.assert_close(acc[0], torch.tensor([0.03, 0.0, 0.0], dtype=torch.float64),
-                               rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        acc[0], torch.tensor([0.03, 0.0, 0.0], dtype=torch.float64), rtol=0, atol=1e-6
+    )
 
 
 def test_docking_latch_closes_only_on_a_soft_aligned_contact():
-    cfg = DockingLatchCfg(target="target", contact_distance_m=0.05,
-                          max_closing_speed_mps=0.1, max_lateral_m=0.05)
+    cfg = DockingLatchCfg(
+        target="target", contact_distance_m=0.05, max_closing_speed_mps=0.1, max_lateral_m=0.05
+    )
     scene = make_scene({"latch": cfg}, num_envs=2, target_pos=(1.0, 0.0, 0.0))
     # Port: the target's origin with +z out of the port; turn the target so +z faces -x.
     _, q_t = scene.entities["target"].root_pose()
@@ -265,9 +310,12 @@ def test_docking_latch_closes_only_on_a_soft_aligned_contact():
     q_t[:] = torch.tensor([half, 0.0, -half, 0.0], dtype=torch.float64)
     sat = scene.entities["sat"]
     # The probe is the sat's body frame here: its +z turned to face +x, toward the port.
-    sat.set_root_state(scene.all_worlds, pos_m=[[0.97, 0.0, 0.0], [0.97, 0.0, 0.0]],
-                       quat=[half, 0.0, half, 0.0],
-                       lin_vel_mps=[[0.05, 0.0, 0.0], [0.3, 0.0, 0.0]])
+    sat.set_root_state(
+        scene.all_worlds,
+        pos_m=[[0.97, 0.0, 0.0], [0.97, 0.0, 0.0]],
+        quat=[half, 0.0, half, 0.0],
+        lin_vel_mps=[[0.05, 0.0, 0.0], [0.3, 0.0, 0.0]],
+    )
     contact, latched, dist, closing, lateral, mis = scene.sensors["sat/latch"].value.T
     assert lateral.tolist() == pytest.approx([0.0, 0.0], abs=1e-12)
     assert mis.tolist() == pytest.approx([0.0, 0.0], abs=1e-7)  # acos near 1: sqrt(eps)

@@ -40,7 +40,9 @@ def test_free_drift_from_10_m_radial_matches_clohessy_wiltshire():
     omega, _ = lvlh_angular_velocity(R0, V0)
     rho0 = np.array([10.0, 0.0, 0.0])  # m, Hill frame, at rest in the rotating frame
     data.bind("qpos")[0, :3] = C.T @ rho0
-    data.bind("qvel")[0, :3] = np.cross(omega, C.T @ rho0)  # inertial velocity of a Hill-fixed point
+    data.bind("qvel")[0, :3] = np.cross(
+        omega, C.T @ rho0
+    )  # inertial velocity of a Hill-fixed point
     data.forward()
     n = np.sqrt(MU / np.linalg.norm(R0) ** 3)
     duration = 600.0
@@ -72,9 +74,16 @@ def test_torque_free_tumbling_conserves_energy_and_angular_momentum():
 def wheel_spec(max_speed: float = 600.0, timestep: float = 0.005) -> SimSpec:
     spec = only(SimSpec.from_xml_string(free_body_xml(timestep=timestep)))
     for i, axis in enumerate(np.eye(3)):
-        spec.orbit.add_reaction_wheel(ReactionWheelCfg(
-            name=f"rw{i}", body_name="spacecraft", axis_body=axis, inertia=2e-3,
-            max_speed=max_speed, max_torque=0.05))
+        spec.orbit.add_reaction_wheel(
+            ReactionWheelCfg(
+                name=f"rw{i}",
+                body_name="spacecraft",
+                axis_body=axis,
+                inertia=2e-3,
+                max_speed=max_speed,
+                max_torque=0.05,
+            )
+        )
     return spec
 
 
@@ -94,8 +103,10 @@ def wheel_momentum_drift(timestep: float) -> tuple[float, float]:
     L0 = angular_momentum(data)[0].copy()
     data.wheel_torque[0] = [0.02, -0.03, 0.01]
     data.step(round(5.0 / timestep))
-    return (float(np.linalg.norm(total_momentum_with_wheels(data)[0] - H0)),
-            float(np.linalg.norm(angular_momentum(data)[0] - L0)))
+    return (
+        float(np.linalg.norm(total_momentum_with_wheels(data)[0] - H0)),
+        float(np.linalg.norm(angular_momentum(data)[0] - L0)),
+    )
 
 
 def test_reaction_wheels_exchange_momentum_and_conserve_the_total():
@@ -121,9 +132,16 @@ def test_reaction_wheel_stops_accelerating_at_its_speed_limit():
 def cmg_momentum_drift(timestep: float) -> tuple[float, object]:
     """|total momentum change| (N m s) after a 1 rad gimbal sweep at 1 rad/s, and the data."""
     spec = only(SimSpec.from_xml_string(free_body_xml(timestep=timestep)))
-    spec.orbit.add_cmg(ControlMomentGyroCfg(name="cmg", body_name="spacecraft",
-                                            gimbal_axis_body=[0, 0, 1], spin_axis_body=[1, 0, 0],
-                                            rotor_momentum=0.5, max_rate=1.0))
+    spec.orbit.add_cmg(
+        ControlMomentGyroCfg(
+            name="cmg",
+            body_name="spacecraft",
+            gimbal_axis_body=[0, 0, 1],
+            spin_axis_body=[1, 0, 0],
+            rotor_momentum=0.5,
+            max_rate=1.0,
+        )
+    )
     data = spec.compile().make_data(orbit=circular_orbit())
 
     def total():
@@ -151,9 +169,15 @@ def test_cmg_gimbal_exchanges_momentum_and_conserves_the_total():
 
 def drag_scene(orbit_dt: float | None, timestep: float = 0.1) -> SimSpec:
     spec = SimSpec.from_xml_string(free_body_xml(timestep=timestep))
-    spec.orbit.add_surface(SurfaceCfg(name="ram", body_name="spacecraft",
-                                      center_of_pressure_body=[0.1, 0.0, 0.3],
-                                      normal_body=[0, 1, 0], area=10.0))
+    spec.orbit.add_surface(
+        SurfaceCfg(
+            name="ram",
+            body_name="spacecraft",
+            center_of_pressure_body=[0.1, 0.0, 0.3],
+            normal_body=[0, 1, 0],
+            area=10.0,
+        )
+    )
     spec.orbit.orbit_dt = orbit_dt
     return spec
 
@@ -202,14 +226,20 @@ def test_one_and_two_threads_are_bit_identical(monkeypatch):
         spec = drag_scene(None, timestep=0.05)
         spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft"))
         inits = [circular_orbit(alt_km=300.0 + 10 * i, t=100.0 * i) for i in range(8)]
-        data = spec.compile().make_data(nworld=8, orbit=inits, nthread=nthread,
-                                        kernel_threads=nthread)
+        data = spec.compile().make_data(
+            nworld=8, orbit=inits, nthread=nthread, kernel_threads=nthread
+        )
         assert len(data._loads_and_advance._calls) == nthread
         data.bind("qvel")[:, 3:] = np.linspace(-0.1, 0.1, 24).reshape(8, 3)
         data.wheel_torque[:] = 0.001
         data.step(50)
-        return [data.R.copy(), data.V.copy(), data.bind("qpos").copy(),
-                data.bind("qvel").copy(), data.wheel_momentum.copy()]
+        return [
+            data.R.copy(),
+            data.V.copy(),
+            data.bind("qpos").copy(),
+            data.bind("qvel").copy(),
+            data.wheel_momentum.copy(),
+        ]
 
     for x, y in zip(run(1), run(2), strict=True):
         np.testing.assert_array_equal(x, y)
@@ -217,8 +247,10 @@ def test_one_and_two_threads_are_bit_identical(monkeypatch):
 
 def test_each_world_follows_its_own_orbit():
     spec = only(SimSpec.from_xml_string(free_body_xml()))
-    inits = [circular_orbit(alt_km=400.0), OrbitInit(R_eci=[0.0, 7000.0, 0.0],
-                                                      V_eci=[-7.5, 0.0, 0.0], t=5e8)]
+    inits = [
+        circular_orbit(alt_km=400.0),
+        OrbitInit(R_eci=[0.0, 7000.0, 0.0], V_eci=[-7.5, 0.0, 0.0], t=5e8),
+    ]
     data = spec.compile().make_data(nworld=2, orbit=inits)
     data.step(10)
     assert data.t[1] == pytest.approx(5e8 + 0.1, abs=1e-6)
@@ -251,11 +283,21 @@ def test_kinematics_from_qpos_match_mujocos_derived_fields(monkeypatch):
     import orbitlab.sim.data as data_module
 
     def run():
-        xml = free_body_xml(integrator="Euler", inertial='<geom type="box" size="0.5 0.3 0.2" pos="0.1 -0.05 0.02"'
-                                     ' euler="10 20 30" mass="100"/>')
+        xml = free_body_xml(
+            integrator="Euler",
+            inertial='<geom type="box" size="0.5 0.3 0.2" pos="0.1 -0.05 0.02"'
+            ' euler="10 20 30" mass="100"/>',
+        )
         spec = SimSpec.from_xml_string(xml)
-        spec.orbit.add_surface(SurfaceCfg(name="p", body_name="spacecraft", normal_body=[0, 1, 0],
-                                          center_of_pressure_body=[0.2, 0.1, 0.5], area=4.0))
+        spec.orbit.add_surface(
+            SurfaceCfg(
+                name="p",
+                body_name="spacecraft",
+                normal_body=[0, 1, 0],
+                center_of_pressure_body=[0.2, 0.1, 0.5],
+                area=4.0,
+            )
+        )
         spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft"))
         data = spec.compile().make_data(orbit=circular_orbit(alt_km=300.0))
         data.bind("qpos")[0, :7] = [1.0, -2.0, 0.5, 0.8, 0.1, -0.3, 0.5]
@@ -319,33 +361,49 @@ def every_element_spec(xml: str, orbit_dt: float | None) -> SimSpec:
     spec.orbit.orbit_dt = orbit_dt
     spec.orbit.use_penumbra = True
     for body, normal in (("a", (0, 1, 0)), ("a", (0, -1, 0)), ("b", (1, 0, 0))):
-        spec.orbit.add_surface(SurfaceCfg(name=f"{body}{normal}", body_name=body,
-                                          center_of_pressure_body=(0.1, 0.0, 0.2),
-                                          normal_body=normal, area=3.0))
-    spec.orbit.add_magnetic_body(MagneticDipoleCfg(name="res", body_name="b",
-                                                   dipole_body=(0.0, 0.1, 0.05)))
+        spec.orbit.add_surface(
+            SurfaceCfg(
+                name=f"{body}{normal}",
+                body_name=body,
+                center_of_pressure_body=(0.1, 0.0, 0.2),
+                normal_body=normal,
+                area=3.0,
+            )
+        )
+    spec.orbit.add_magnetic_body(
+        MagneticDipoleCfg(name="res", body_name="b", dipole_body=(0.0, 0.1, 0.05))
+    )
     for i, direction in enumerate(((1, 0, 0), (0, 1, 0))):
-        spec.orbit.add_thruster(ThrusterCfg(name=f"t{i}", body_name="a",
-                                            position_body=(0.2, 0.1, -0.1),
-                                            direction_body=direction, max_force=2.0))
+        spec.orbit.add_thruster(
+            ThrusterCfg(
+                name=f"t{i}",
+                body_name="a",
+                position_body=(0.2, 0.1, -0.1),
+                direction_body=direction,
+                max_force=2.0,
+            )
+        )
     spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="a"))
     spec.orbit.add_magnetorquer(MagnetorquerCfg(name="mtq", body_name="b"))
     spec.orbit.add_cmg(ControlMomentGyroCfg(name="cmg", body_name="a"))
     return spec
 
 
-@pytest.mark.parametrize("xml, orbit_dt, per_world_mass", [
-    (TWO_SPACECRAFT_XML, 0.2, True),  # free bodies (loads as generalized forces), segments
-    (ARTICULATED_XML, 0.025, False),  # derived fields, xfrc_applied, RK4 substeps
-])
-def test_specialised_kernel_is_bit_identical_to_the_generic_one(xml, orbit_dt,
-                                                                 per_world_mass):
+@pytest.mark.parametrize(
+    "xml, orbit_dt, per_world_mass",
+    [
+        (TWO_SPACECRAFT_XML, 0.2, True),  # free bodies (loads as generalized forces), segments
+        (ARTICULATED_XML, 0.025, False),  # derived fields, xfrc_applied, RK4 substeps
+    ],
+)
+def test_specialised_kernel_is_bit_identical_to_the_generic_one(xml, orbit_dt, per_world_mass):
     """The kernel compiled for a model's counts and switches runs the same arithmetic."""
     spec = every_element_spec(xml, orbit_dt)
 
     def run(specialize: bool):
-        inits = [circular_orbit(alt_km=300.0 + 20 * i, incl_rad=0.3 * i, t=50.0 * i)
-                 for i in range(4)]
+        inits = [
+            circular_orbit(alt_km=300.0 + 20 * i, incl_rad=0.3 * i, t=50.0 * i) for i in range(4)
+        ]
         data = spec.compile().make_data(nworld=4, orbit=inits, specialize=specialize)
         assert data.specialize == specialize
         if per_world_mass:
@@ -357,8 +415,17 @@ def test_specialised_kernel_is_bit_identical_to_the_generic_one(xml, orbit_dt,
         data.mtq_dipole[:] = 0.1
         data.cmg_rate[:] = 0.2
         data.step(30)
-        return [data.R, data.V, data.wrench_buffer, data.a_feedback, data.bind("qpos"),
-                data.bind("qvel"), data.wheel_momentum, data.cmg_angle, data.env.eclipse]
+        return [
+            data.R,
+            data.V,
+            data.wrench_buffer,
+            data.a_feedback,
+            data.bind("qpos"),
+            data.bind("qvel"),
+            data.wheel_momentum,
+            data.cmg_angle,
+            data.env.eclipse,
+        ]
 
     generic, special = run(False), run(True)
     assert np.abs(generic[2]).max() > 0

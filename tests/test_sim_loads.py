@@ -45,25 +45,28 @@ def test_gravity_gradient_matches_closed_form_for_rotated_diagonal_body():
     Q = quat_to_mat(q)
     expected = gg_closed_form(data.R[0], Q @ np.diag(diag) @ Q.T)
     # float64 evaluation of the same product: agreement to rounding (1e-12 relative).
-    np.testing.assert_allclose(data.wrench_buffer[0, 1, 3:], expected, rtol=1e-12,
-                               atol=1e-12 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        data.wrench_buffer[0, 1, 3:], expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max()
+    )
     assert np.abs(expected).max() > 1e-6  # the case is not degenerate
 
 
 def test_gravity_gradient_handles_fullinertia_bodies():
     J_body = np.array([[12.0, 0.8, -0.5], [0.8, 9.0, 0.3], [-0.5, 0.3, 6.0]])
-    inertial = ('<inertial pos="0 0 0" mass="50" fullinertia="12 9 6 0.8 -0.5 0.3"/>'
-                '<geom type="sphere" size="0.1" contype="0" conaffinity="0" mass="0"/>')
-    spec = only(SimSpec.from_xml_string(free_body_xml(inertial=inertial)),
-                "use_gravity_gradient")
+    inertial = (
+        '<inertial pos="0 0 0" mass="50" fullinertia="12 9 6 0.8 -0.5 0.3"/>'
+        '<geom type="sphere" size="0.1" contype="0" conaffinity="0" mass="0"/>'
+    )
+    spec = only(SimSpec.from_xml_string(free_body_xml(inertial=inertial)), "use_gravity_gradient")
     data = make(spec, OrbitInit(R_eci=[4000.0, -4500.0, 3500.0], V_eci=[5.0, 4.0, 1.0]))
     q = np.array([0.7, -0.1, 0.5, 0.3])
     set_attitude(data, q / np.linalg.norm(q))
     Q = quat_to_mat(q)
     expected = gg_closed_form(data.R[0], Q @ J_body @ Q.T)
     # ximat/body_inertia are MuJoCo's eigen-decomposition: 1e-10 relative covers it.
-    np.testing.assert_allclose(data.wrench_buffer[0, 1, 3:], expected, rtol=1e-10,
-                               atol=1e-10 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        data.wrench_buffer[0, 1, 3:], expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max()
+    )
 
 
 def test_gravity_gradient_vanishes_for_principal_axes_along_the_radius():
@@ -91,8 +94,15 @@ def sunward_spec(normals, area=1.0, cr=1.8, xml=None) -> tuple[SimSpec, np.ndarr
     s_hat = probe.env.sun_eci[0].copy()
     spec = only(SimSpec.from_xml_string(xml or free_body_xml()), "use_srp")
     for i, sign in enumerate(normals):
-        spec.orbit.add_surface(SurfaceCfg(name=f"p{i}", body_name="spacecraft",
-                                          normal_body=sign * s_hat, area=area, srp_coeff=cr))
+        spec.orbit.add_surface(
+            SurfaceCfg(
+                name=f"p{i}",
+                body_name="spacecraft",
+                normal_body=sign * s_hat,
+                area=area,
+                srp_coeff=cr,
+            )
+        )
     return spec, s_hat
 
 
@@ -106,8 +116,7 @@ def test_srp_on_a_sunlit_square_metre_is_8_208_micronewton():
     data = make(spec, circular_orbit(alt_km=400.0))
     assert data.env.eclipse[0] == 1.0
     # Exact product of three constants: 1e-12 relative.
-    np.testing.assert_allclose(external_force(data), -8.208e-6 * s_hat, rtol=1e-12,
-                               atol=1e-18)
+    np.testing.assert_allclose(external_force(data), -8.208e-6 * s_hat, rtol=1e-12, atol=1e-18)
 
 
 def test_srp_two_opposite_panels_equal_one_and_back_face_gets_nothing():
@@ -129,12 +138,20 @@ def test_srp_is_zero_in_eclipse():
 def test_srp_torque_is_lever_arm_cross_force():
     _probe_spec, s_hat = sunward_spec([+1.0])
     spec = only(SimSpec.from_xml_string(free_body_xml()), "use_srp")
-    spec.orbit.add_surface(SurfaceCfg(name="p", body_name="spacecraft", normal_body=s_hat,
-                                      center_of_pressure_body=[0.0, 0.0, 0.5], area=1.0))
+    spec.orbit.add_surface(
+        SurfaceCfg(
+            name="p",
+            body_name="spacecraft",
+            normal_body=s_hat,
+            center_of_pressure_body=[0.0, 0.0, 0.5],
+            area=1.0,
+        )
+    )
     data = make(spec, circular_orbit())
     force = -8.208e-6 * s_hat
-    np.testing.assert_allclose(data.wrench_buffer[0, 1, 3:], np.cross([0, 0, 0.5], force),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        data.wrench_buffer[0, 1, 3:], np.cross([0, 0, 0.5], force), rtol=1e-12
+    )
 
 
 # ------------------------------------------------------------------------ drag
@@ -151,8 +168,9 @@ def drag_expected(data, area, cd=2.2) -> np.ndarray:
 @pytest.mark.parametrize("alt", [400.0, 458.2])
 def test_drag_matches_dynamic_pressure_law_and_scales_with_area_and_density(area, alt):
     spec = only(SimSpec.from_xml_string(free_body_xml()), "use_drag")
-    spec.orbit.add_surface(SurfaceCfg(name="ram", body_name="spacecraft",
-                                      normal_body=[0, 1, 0], area=area))
+    spec.orbit.add_surface(
+        SurfaceCfg(name="ram", body_name="spacecraft", normal_body=[0, 1, 0], area=area)
+    )
     data = make(spec, circular_orbit(alt_km=alt))
     # Same formula in numpy on the same inputs: 1e-12 relative.
     np.testing.assert_allclose(external_force(data), drag_expected(data, area), rtol=1e-12)
@@ -169,8 +187,9 @@ def test_density_one_scale_height_up_is_rho0_over_e():
 def test_drag_ignores_a_panel_facing_away_from_the_flow_and_per_surface_switch():
     spec = only(SimSpec.from_xml_string(free_body_xml()), "use_drag")
     spec.orbit.add_surface(SurfaceCfg(name="wake", body_name="spacecraft", normal_body=[0, -1, 0]))
-    spec.orbit.add_surface(SurfaceCfg(name="off", body_name="spacecraft", normal_body=[0, 1, 0],
-                                      use_drag=False))
+    spec.orbit.add_surface(
+        SurfaceCfg(name="off", body_name="spacecraft", normal_body=[0, 1, 0], use_drag=False)
+    )
     assert np.all(external_force(make(spec, circular_orbit())) == 0.0)
 
 
@@ -202,8 +221,15 @@ def test_drag_uses_each_articulated_body_com_velocity():
     u = 1e3 * V + v_com - 1e3 * np.cross([0, 0, 7.292115e-5], rp)
     rho = 2.62e-13 * np.exp(-(np.linalg.norm(rp) - RE - 400.0) / 58.2)
     un = np.linalg.norm(u)
-    expected = -0.5 * rho * un**2 * 2.2 * max(0.0, (d.xmat[arm].reshape(3, 3) @ [0, 1, 0]) @ u
-                                            / un) * u / un
+    expected = (
+        -0.5
+        * rho
+        * un**2
+        * 2.2
+        * max(0.0, (d.xmat[arm].reshape(3, 3) @ [0, 1, 0]) @ u / un)
+        * u
+        / un
+    )
     got = 1e3 * data.a_feedback[0] * m.body_mass.sum()
     # The velocity shift changes the force by ~1e-4 relative; 1e-10 pins it.
     np.testing.assert_allclose(got, expected, rtol=1e-10)
@@ -212,8 +238,9 @@ def test_drag_uses_each_articulated_body_com_velocity():
 # ------------------------------------------------------------------- magnetic
 def test_residual_dipole_torque_is_m_cross_b_and_switch_disables_it():
     spec = only(SimSpec.from_xml_string(free_body_xml()), "use_magnetic")
-    spec.orbit.add_magnetic_body(MagneticDipoleCfg(name="res", body_name="spacecraft",
-                                                   dipole_body=[0.1, -0.2, 0.05]))
+    spec.orbit.add_magnetic_body(
+        MagneticDipoleCfg(name="res", body_name="spacecraft", dipole_body=[0.1, -0.2, 0.05])
+    )
     data = make(spec, OrbitInit(R_eci=[6000.0, 3000.0, 3000.0], V_eci=[0, 7, 0]))
     q = np.array([0.9, 0.1, 0.3, -0.2]) / np.linalg.norm([0.9, 0.1, 0.3, -0.2])
     set_attitude(data, q)
@@ -227,31 +254,38 @@ def test_residual_dipole_torque_is_m_cross_b_and_switch_disables_it():
 
 def test_magnetorquer_dipole_saturates_at_its_limit():
     spec = only(SimSpec.from_xml_string(free_body_xml()), "use_magnetic")
-    spec.orbit.add_magnetorquer(MagnetorquerCfg(name="mtq_x", body_name="spacecraft",
-                                                axis_body=[1, 0, 0], max_dipole=0.2))
+    spec.orbit.add_magnetorquer(
+        MagnetorquerCfg(name="mtq_x", body_name="spacecraft", axis_body=[1, 0, 0], max_dipole=0.2)
+    )
     data = make(spec, OrbitInit(R_eci=[6000.0, 3000.0, 3000.0], V_eci=[0, 7, 0]))
     data.mtq_dipole[:] = 5.0
     data.forward()
     B = data.env.mag_field_eci[0]
-    np.testing.assert_allclose(data.wrench_buffer[0, 1, 3:], np.cross([0.2, 0, 0], B),
-                               rtol=1e-12)
+    np.testing.assert_allclose(data.wrench_buffer[0, 1, 3:], np.cross([0.2, 0, 0], B), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ thrusters
 def test_thruster_force_torque_and_orbit_feedback():
     xml = free_body_xml(inertial='<geom type="box" size="0.5 0.3 0.2" pos="0.1 0 0" mass="100"/>')
     spec = only(SimSpec.from_xml_string(xml))
-    spec.orbit.add_thruster(ThrusterCfg(name="t", body_name="spacecraft",
-                                        position_body=[0.1, 0.3, 0.0],
-                                        direction_body=[1, 0, 0], max_force=1.5))
+    spec.orbit.add_thruster(
+        ThrusterCfg(
+            name="t",
+            body_name="spacecraft",
+            position_body=[0.1, 0.3, 0.0],
+            direction_body=[1, 0, 0],
+            max_force=1.5,
+        )
+    )
     data = make(spec, circular_orbit())
     gravity_only = data.wrench_buffer[0, 1, :3].copy()  # differential gravity at the offset COM
     data.thruster_force[:] = 3.0  # clamped to 1.5 N
     data.forward()
     np.testing.assert_allclose(data.a_feedback[0], [1.5e-3 / 100.0, 0, 0], rtol=1e-14)
     # The COM is at x = 0.1: lever arm (0, 0.3, 0) from the COM.
-    np.testing.assert_allclose(data.wrench_buffer[0, 1, 3:], np.cross([0, 0.3, 0], [1.5, 0, 0]),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        data.wrench_buffer[0, 1, 3:], np.cross([0, 0.3, 0], [1.5, 0, 0]), rtol=1e-14
+    )
     # Origin correction cancels the thrust on the only body: only gravity is left.
     np.testing.assert_allclose(data.wrench_buffer[0, 1, :3], gravity_only, rtol=0, atol=1e-15)
     data.thruster_force[:] = -1.0  # negative commands clamp to zero
@@ -266,8 +300,9 @@ def test_user_xfrc_applied_is_added_to_orbit_loads_not_overwritten():
     data.xfrc_applied[0, 1] = [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]
     data.forward()
     applied = applied_generalized_force(data, data.xfrc_applied[0, 1] + data.wrench_buffer[0, 1])
-    np.testing.assert_allclose(data.backend.bind("qfrc_applied")[0], applied, rtol=1e-13,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        data.backend.bind("qfrc_applied")[0], applied, rtol=1e-13, atol=1e-15
+    )
     data.step()
     assert np.all(data.xfrc_applied[0, 1] == [1.0, 2.0, 3.0, 0.1, 0.2, 0.3])
 
@@ -292,15 +327,29 @@ def test_loads_reach_mujoco_as_the_generalized_forces_mj_applyft_gives():
     accelerations equal those of the same wrench given as xfrc_applied."""
     import mujoco
 
-    inertial = ('<inertial pos="0.12 -0.05 0.08" mass="80" fullinertia="12 9 6 0.8 -0.5 0.3"/>'
-                '<geom type="sphere" size="0.1" contype="0" conaffinity="0" mass="0"/>')
+    inertial = (
+        '<inertial pos="0.12 -0.05 0.08" mass="80" fullinertia="12 9 6 0.8 -0.5 0.3"/>'
+        '<geom type="sphere" size="0.1" contype="0" conaffinity="0" mass="0"/>'
+    )
     spec = SimSpec.from_xml_string(free_body_xml(inertial=inertial))
-    spec.orbit.add_surface(SurfaceCfg(name="panel", body_name="spacecraft",
-                                      normal_body=[0.6, 0.8, 0.0], area=3.0,
-                                      center_of_pressure_body=[0.4, 0.1, -0.2]))
-    spec.orbit.add_thruster(ThrusterCfg(name="t", body_name="spacecraft",
-                                        position_body=[0.3, 0.2, -0.1],
-                                        direction_body=[0, 0, 1], max_force=2.0))
+    spec.orbit.add_surface(
+        SurfaceCfg(
+            name="panel",
+            body_name="spacecraft",
+            normal_body=[0.6, 0.8, 0.0],
+            area=3.0,
+            center_of_pressure_body=[0.4, 0.1, -0.2],
+        )
+    )
+    spec.orbit.add_thruster(
+        ThrusterCfg(
+            name="t",
+            body_name="spacecraft",
+            position_body=[0.3, 0.2, -0.1],
+            direction_body=[0, 0, 1],
+            max_force=2.0,
+        )
+    )
     data = make(spec, OrbitInit(R_eci=[6000.0, 3000.0, 2000.0], V_eci=[0, 7, 0]))
     q = np.array([0.7, -0.1, 0.5, 0.3])
     data.bind("qvel")[0] = [0.1, -0.2, 0.05, 0.02, -0.03, 0.01]
@@ -312,8 +361,9 @@ def test_loads_reach_mujoco_as_the_generalized_forces_mj_applyft_gives():
     wrench = data.wrench_buffer[0, 1]
     assert np.abs(wrench[3:]).max() > 1e-2  # thrust off the COM: a real torque
     expected = applied_generalized_force(data, wrench) + data.bind("qfrc_applied")[0]
-    np.testing.assert_allclose(data.backend.bind("qfrc_applied")[0], expected, rtol=1e-13,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        data.backend.bind("qfrc_applied")[0], expected, rtol=1e-13, atol=1e-15
+    )
     # The same loads as xfrc_applied through MuJoCo give the same accelerations.
     m = data.model.mj_model
     ref = mujoco.MjData(m)

@@ -8,11 +8,11 @@ import math
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from conftest import free_body_xml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from conftest import free_body_xml  # noqa: E402
-from orbitlab import (  # noqa: E402
+from orbitlab import (
     MagnetorquerCfg,
     ReactionWheelCfg,
     SimSpec,
@@ -21,10 +21,14 @@ from orbitlab import (  # noqa: E402
 )
 
 ANY_VALUE = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6),
-    st.booleans(), st.none(), st.text(max_size=5),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**6), 10**6),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=5),
     st.lists(st.one_of(st.floats(allow_nan=True), st.text(max_size=2)), max_size=4),
-    st.tuples(st.floats(), st.floats(), st.floats()))
+    st.tuples(st.floats(), st.floats(), st.floats()),
+)
 ELEMENTS = {
     SurfaceCfg: ("normal_body", "center_of_pressure_body", "area", "drag_coeff", "srp_coeff"),
     ThrusterCfg: ("position_body", "direction_body", "max_force"),
@@ -32,15 +36,24 @@ ELEMENTS = {
     MagnetorquerCfg: ("axis_body", "max_dipole"),
 }
 CASES = st.sampled_from([(cls, name) for cls, names in ELEMENTS.items() for name in names])
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # e.g. an overflow
 
 
 def compile_with(element) -> None:
     spec = SimSpec.from_xml_string(free_body_xml())
-    kind = {SurfaceCfg: "surfaces", ThrusterCfg: "thrusters", ReactionWheelCfg: "wheels",
-            MagnetorquerCfg: "magnetorquers"}[type(element)]
+    kind = {
+        SurfaceCfg: "surfaces",
+        ThrusterCfg: "thrusters",
+        ReactionWheelCfg: "wheels",
+        MagnetorquerCfg: "magnetorquers",
+    }[type(element)]
     getattr(spec.orbit.elements, kind).append(element)
     spec.compile()
 
@@ -55,14 +68,28 @@ def test_any_element_field_value_compiles_or_names_itself(case, value):
     except ValueError as error:
         message = str(error)
         assert "\n" not in message
-        assert f"'e'" in message and (field_name in message
-                                      or field_name.replace("_coeff", "") in message), message
+        assert "'e'" in message and (
+            field_name in message or field_name.replace("_coeff", "") in message
+        ), message
 
 
 @FUZZ
-@given(field=st.sampled_from(["gm", "radius", "j2", "magnetic_b0", "atmosphere_h0",
-                              "atmosphere_rho0", "atmosphere_scale_height", "omega",
-                              "magnetic_axis"]), value=ANY_VALUE)
+@given(
+    field=st.sampled_from(
+        [
+            "gm",
+            "radius",
+            "j2",
+            "magnetic_b0",
+            "atmosphere_h0",
+            "atmosphere_rho0",
+            "atmosphere_scale_height",
+            "omega",
+            "magnetic_axis",
+        ]
+    ),
+    value=ANY_VALUE,
+)
 def test_any_central_body_value_compiles_or_names_itself(field, value):
     spec = SimSpec.from_xml_string(free_body_xml())
     setattr(spec.orbit.central_body, field, value)

@@ -42,8 +42,9 @@ def circular() -> OrbitInit:
 def drag_model(coupling: str, dt: float):
     spec = only(SimSpec.from_xml_string(free_body_xml()), "use_drag")
     spec.orbit.coupling = coupling
-    spec.orbit.add_surface(SurfaceCfg(name="plate", body_name="spacecraft",
-                                      normal_body=[0, 1, 0], area=PLATE_AREA_M2))
+    spec.orbit.add_surface(
+        SurfaceCfg(name="plate", body_name="spacecraft", normal_body=[0, 1, 0], area=PLATE_AREA_M2)
+    )
     return spec.compile(timestep=dt)
 
 
@@ -51,7 +52,7 @@ def drag_orbitlab(coupling: str, dt: float, duration_s: float = PERIOD_S) -> np.
     """Absolute position (m) of the plate-carrying body after `duration_s`."""
     model = drag_model(coupling, dt)
     data = model.make_data(nworld=1, orbit=circular())
-    data.step(int(round(duration_s / dt)))
+    data.step(round(duration_s / dt))
     return data.R[0] * 1e3 + data.bind("qpos")[0, :3]
 
 
@@ -60,19 +61,20 @@ def drag_reference(dt: float, duration_s: float = PERIOD_S) -> np.ndarray:
     model = drag_model("held", dt)
     row = model.rows["surfaces"][0]
     cb = model.orbit.central_body
-    omega, mass, normal = np.asarray(cb.omega), model.mj_model.body_mass[1], np.array([0, 1., 0])
+    omega, mass, normal = np.asarray(cb.omega), model.mj_model.body_mass[1], np.array([0, 1.0, 0])
 
     def f(y):
         r, v = y[:3], y[3:]  # km, km/s
         rn = np.linalg.norm(r)
-        rho = cb.atmosphere_rho0 * np.exp((cb.atmosphere_h0 - (rn - cb.radius))
-                                          / cb.atmosphere_scale_height)
+        rho = cb.atmosphere_rho0 * np.exp(
+            (cb.atmosphere_h0 - (rn - cb.radius)) / cb.atmosphere_scale_height
+        )
         u = 1e3 * (v - np.cross(omega, r))  # m/s relative to the atmosphere
         force = -0.5 * rho * row["cd"] * row["area"] * max(0.0, normal @ u) * u  # N
         return np.concatenate([v, -MU * r / rn**3 + 1e-3 * force / mass])
 
     y0 = np.concatenate([circular().R_eci, circular().V_eci])
-    return rk4(f, np.asarray(y0, dtype=float), dt, int(round(duration_s / dt)))[:3] * 1e3
+    return rk4(f, np.asarray(y0, dtype=float), dt, round(duration_s / dt))[:3] * 1e3
 
 
 def test_drag_after_one_orbit_matches_the_per_stage_reference():
@@ -88,8 +90,9 @@ def test_drag_converges_at_fourth_order():
     5440 s (a multiple of every dt here, about one orbit)."""
     duration = 5440.0
     reference = drag_reference(2.5, duration)
-    errors = [np.linalg.norm(drag_orbitlab("stage", dt, duration) - reference)
-              for dt in (40.0, 20.0)]
+    errors = [
+        np.linalg.norm(drag_orbitlab("stage", dt, duration) - reference) for dt in (40.0, 20.0)
+    ]
     assert errors[1] > 1e-4  # well above round-off
     assert 12.0 < errors[0] / errors[1] < 20.0, errors
 
@@ -102,15 +105,16 @@ OMEGA0 = np.array([1e-3, -2e-3, 1.5e-3])  # rad/s, body axes
 
 def gg_orbitlab(coupling: str, dt: float) -> np.ndarray:
     """Body-axes rate (rad/s) after one orbit under the gravity-gradient torque."""
-    xml = free_body_xml(timestep=dt, inertial='<inertial pos="0 0 0" mass="100" '
-                                             'diaginertia="10 20 30"/>')
+    xml = free_body_xml(
+        timestep=dt, inertial='<inertial pos="0 0 0" mass="100" diaginertia="10 20 30"/>'
+    )
     spec = only(SimSpec.from_xml_string(xml), "use_gravity_gradient")
     spec.orbit.coupling = coupling
     data = spec.compile().make_data(nworld=1, orbit=circular())
     data.bind("qpos")[0, 3:7] = Q0
     data.bind("qvel")[0, 3:6] = OMEGA0
     data.forward()
-    data.step(int(round(PERIOD_S / dt)))
+    data.step(round(PERIOD_S / dt))
     return data.bind("qvel")[0, 3:6].copy()
 
 
@@ -121,9 +125,13 @@ def quat_mul(a, b):
 
 def rotation(q):
     w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def gg_reference(dt: float) -> np.ndarray:
@@ -139,7 +147,7 @@ def gg_reference(dt: float) -> np.ndarray:
         return np.concatenate([v, -MU * r / rn**3, q_dot, w_dot])
 
     y0 = np.concatenate([circular().R_eci, circular().V_eci, Q0, OMEGA0]).astype(float)
-    return rk4(f, y0, dt, int(round(PERIOD_S / dt)))[10:]
+    return rk4(f, y0, dt, round(PERIOD_S / dt))[10:]
 
 
 def test_gravity_gradient_attitude_after_one_orbit_matches_the_reference():
@@ -167,8 +175,9 @@ def test_quaternion_rates_are_the_derivative_of_mujocos_integration():
     for w in range(5):
         moved = qpos[w].copy()
         mujoco.mj_integratePos(m, moved, qvel[w], eps)
-        np.testing.assert_allclose(rates[w, 3:7], (moved[3:7] - qpos[w, 3:7]) / eps,
-                                   rtol=0, atol=1e-6)
+        np.testing.assert_allclose(
+            rates[w, 3:7], (moved[3:7] - qpos[w, 3:7]) / eps, rtol=0, atol=1e-6
+        )
     assert np.array_equal(quat_rate(qpos[:1, 3:7], np.zeros((1, 3))), np.zeros((1, 4)))
 
 

@@ -80,8 +80,12 @@ def _place_tips(env, tips_port, speed_mps: float) -> None:
     lever = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)  # probe tip in the root frame
     root = tip_world - (body @ lever.expand(len(tips), 3)[..., None])[..., 0]
     env.scene.entities["chaser"].set_root_state(
-        torch.arange(len(tips)), pos_m=root, quat=quat_from_matrix(body),
-        lin_vel_mps=-speed_mps * port_axes[:, :, 2], ang_vel_body=torch.zeros(len(tips), 3))
+        torch.arange(len(tips)),
+        pos_m=root,
+        quat=quat_from_matrix(body),
+        lin_vel_mps=-speed_mps * port_axes[:, :, 2],
+        ang_vel_body=torch.zeros(len(tips), 3),
+    )
 
 
 def test_collision_impact_and_funnel_contact():
@@ -116,8 +120,11 @@ def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:
     generator = torch.Generator().manual_seed(1)
     for _ in range(steps):
         dim = env.action_manager.total_dim
-        action = (2.0 * torch.rand((env.num_envs, dim), generator=generator) - 1.0
-                  if policy == "random" else torch.zeros((env.num_envs, dim)))
+        action = (
+            2.0 * torch.rand((env.num_envs, dim), generator=generator) - 1.0
+            if policy == "random"
+            else torch.zeros((env.num_envs, dim))
+        )
         now = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
         last = torch.where(ended, last, now)
         _, _, terminated, truncated, _ = env.step(action)
@@ -160,8 +167,12 @@ def test_translation_variant_flies_force_only_and_holds_the_docking_attitude():
     env.step(torch.tensor([[1.0, 0.5, -0.5]] * 4))
     # The allocated forces give the asked force (x 20 N) and no torque.
     wrench = (rcs.allocator().matrix @ rcs.command.double().T).T
-    torch.testing.assert_close(wrench, torch.tensor([[20.0, 10.0, -10.0, 0, 0, 0]] * 4,
-                                                    dtype=torch.float64), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        wrench,
+        torch.tensor([[20.0, 10.0, -10.0, 0, 0, 0]] * 4, dtype=torch.float64),
+        atol=1e-6,
+        rtol=0,
+    )
     start = mdp.docking_attitude_error(env).norm(dim=-1)
     for _ in range(300):  # 30 s of zero force
         env.step(torch.zeros(4, 3))
@@ -205,8 +216,11 @@ def test_velocity_variant_docks_when_commanding_the_reference_field():
     for _ in range(4000):
         state = mdp.measured_state_env(env)
         reference = mdp.reference_velocity(
-            state["pos"], mdp.probe_misalignment_from(state["body_to_port"]),
-            **docking_env_cfg.GLIDESLOPE, speed_fraction=docking_env_cfg.SPEED_FRACTION)
+            state["pos"],
+            mdp.probe_misalignment_from(state["body_to_port"]),
+            **docking_env_cfg.GLIDESLOPE,
+            speed_fraction=docking_env_cfg.SPEED_FRACTION,
+        )
         _, _, terminated, truncated, _ = env.step((reference / scale).float())
         success |= env.termination_manager.last["success"] & ~done
         done |= terminated | truncated

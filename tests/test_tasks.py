@@ -15,8 +15,7 @@ ATTITUDE_TASKS = ["Detumble-MTQ", "Detumble-RW", "Pointing"]
 
 def make(task: str, kind: str, num_envs: int) -> ManagerBasedRLEnv:
     entry = orbitlab_tasks.task_entry(task)
-    cfg = load_cfg(entry.baseline_cfg if kind == "baseline" else entry.env_cfg,
-                   num_envs=num_envs)
+    cfg = load_cfg(entry.baseline_cfg if kind == "baseline" else entry.env_cfg, num_envs=num_envs)
     return ManagerBasedRLEnv(cfg)
 
 
@@ -46,12 +45,14 @@ def test_gymnasium_make_vec_gives_the_batched_env():
 
 
 def mean_rate(env) -> float:
-    return float(torch.linalg.vector_norm(env.scene.entities["sat"].root_velocity()[1],
-                                          dim=-1).mean())
+    return float(
+        torch.linalg.vector_norm(env.scene.entities["sat"].root_velocity()[1], dim=-1).mean()
+    )
 
 
-@pytest.mark.parametrize("task, seconds, margin", [("Detumble-MTQ", 300.0, 0.15),
-                                                   ("Detumble-RW", 20.0, 0.3)])
+@pytest.mark.parametrize(
+    "task, seconds, margin", [("Detumble-MTQ", 300.0, 0.15), ("Detumble-RW", 20.0, 0.3)]
+)
 def test_detumble_baseline_removes_rate_faster_than_random(task, seconds, margin):
     results = {}
     for kind in ("baseline", "random"):

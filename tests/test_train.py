@@ -35,7 +35,11 @@ def test_train_rejects_an_unknown_task(tmp_path):
     pytest.importorskip("hydra")
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "task=nope", f"hydra.run.dir={tmp_path / 'run'}"],
-        check=False, capture_output=True, text=True, timeout=300)
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode != 0 and "nope" in (result.stderr + result.stdout)
 
 
@@ -44,9 +48,20 @@ def test_play_scores_a_trained_checkpoint(tiny_rsl_rl_run, tmp_path):
     checkpoint = max(tiny_rsl_rl_run.run.glob("model_*.pt"))
     out = tmp_path / "score.json"
     play = SCRIPT.parent / "play.py"
-    result = subprocess.run([sys.executable, str(play), f"checkpoint={checkpoint}",
-                             "num_envs=2", "max_steps=20", f"json={out}"],
-                            check=False, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(play),
+            f"checkpoint={checkpoint}",
+            "num_envs=2",
+            "max_steps=20",
+            f"json={out}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     score = json.loads(out.read_text())
     assert score["task"] == "Detumble-RW" and score["agent"] == "checkpoint"
@@ -57,14 +72,20 @@ NO_EVAL = ["num_envs=8", "eval_num_envs=0", "export=false", "agent.save_interval
 """For runs whose final score is not checked (the evaluation episode is most of their time)."""
 
 
-def train(tmp_path, name: str, *overrides: str, env: dict | None = None,
-          base: list[str] = TINY) -> Path:
+def train(
+    tmp_path, name: str, *overrides: str, env: dict | None = None, base: list[str] = TINY
+) -> Path:
     """Train into tmp_path/name (runs_root tmp_path unless the overrides give one)."""
     run = tmp_path / name
     root = [] if any(o.startswith("runs_root=") for o in overrides) else [f"runs_root={tmp_path}"]
-    result = subprocess.run([sys.executable, str(SCRIPT), *base, *overrides,
-                             f"hydra.run.dir={run}", *root],
-                            check=False, capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), *base, *overrides, f"hydra.run.dir={run}", *root],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     return run
 
@@ -87,11 +108,18 @@ def assert_same_weights(a: Path, b: Path) -> None:
         assert bool((wa[key] == wb[key]).all()), key
 
 
-@pytest.mark.parametrize("agent, overrides, last", [
-    ("rsl_rl_ppo", ["agent.num_steps_per_env=8"], "model_5.pt"),
-    pytest.param("sb3_ppo", ["agent.n_steps=8", "agent.batch_size=32", "trust_checkpoint=true"],
-                 "model_6.zip", marks=pytest.mark.slow),
-])
+@pytest.mark.parametrize(
+    "agent, overrides, last",
+    [
+        ("rsl_rl_ppo", ["agent.num_steps_per_env=8"], "model_5.pt"),
+        pytest.param(
+            "sb3_ppo",
+            ["agent.n_steps=8", "agent.batch_size=32", "trust_checkpoint=true"],
+            "model_6.zip",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
 def test_resume_true_repeats_the_uninterrupted_run(tmp_path, agent, overrides, last):
     """Interrupted after 4 of 6 iterations and resumed with resume=true (the latest run of the
     task under runs_root) = the uninterrupted run, bit for bit, even though the resumed
@@ -99,15 +127,35 @@ def test_resume_true_repeats_the_uninterrupted_run(tmp_path, agent, overrides, l
     pytest.importorskip("rsl_rl" if agent.startswith("rsl") else "stable_baselines3")
     args = [f"agent={agent}", *overrides]
     runs = tmp_path / "runs"
-    nothing = subprocess.run([sys.executable, str(SCRIPT), *NO_EVAL, *args, "resume=true",
-                              f"runs_root={runs}", f"hydra.run.dir={tmp_path / 'x'}"],
-                             check=False, capture_output=True, text=True, timeout=600)
+    nothing = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            *NO_EVAL,
+            *args,
+            "resume=true",
+            f"runs_root={runs}",
+            f"hydra.run.dir={tmp_path / 'x'}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert nothing.returncode != 0 and "no resumable checkpoint" in nothing.stderr
     whole = train(tmp_path, "whole", *args, "agent.max_iterations=6", base=NO_EVAL)
-    first = train(runs / "Detumble-RW", "2026-01-01_00-00-00", *args,
-                  "agent.max_iterations=4", base=NO_EVAL)
-    resumed = train(tmp_path, "resumed", *args, "agent.max_iterations=6", "resume=true",
-                    f"runs_root={runs}", base=NO_EVAL)
+    first = train(
+        runs / "Detumble-RW", "2026-01-01_00-00-00", *args, "agent.max_iterations=4", base=NO_EVAL
+    )
+    resumed = train(
+        tmp_path,
+        "resumed",
+        *args,
+        "agent.max_iterations=6",
+        "resume=true",
+        f"runs_root={runs}",
+        base=NO_EVAL,
+    )
     assert_same_weights(whole / last, resumed / last)
     metrics = json.loads((resumed / "metrics.json").read_text())
     assert metrics["iterations"] == 6 and "success_rate" not in metrics  # not evaluated
@@ -133,15 +181,25 @@ def test_ctrl_c_keeps_a_checkpoint_that_is_not_taken_for_a_segment_end(tmp_path,
         return learn(self, *args, **kwargs)
 
     monkeypatch.setattr(trainer.OrbitlabOnPolicyRunner, "learn", interrupted_learn)
-    agent = {"library": "rsl_rl", "max_iterations": 6, "num_steps_per_env": 4,
-             "hidden_dims": [16], "learning_rate": 1e-3, "init_std": 0.5, "save_interval": 2}
-    result = trainer.train(TrainSettings(task="Detumble-RW", agent=agent, run_dir=tmp_path,
-                                         num_envs=4))
+    agent = {
+        "library": "rsl_rl",
+        "max_iterations": 6,
+        "num_steps_per_env": 4,
+        "hidden_dims": [16],
+        "learning_rate": 1e-3,
+        "init_std": 0.5,
+        "save_interval": 2,
+    }
+    result = trainer.train(
+        TrainSettings(task="Detumble-RW", agent=agent, run_dir=tmp_path, num_envs=4)
+    )
     assert result.interrupted and result.checkpoint == tmp_path / "model_2.pt"
     assert not trainer.is_resumable(result.checkpoint)
     assert trainer.is_resumable(tmp_path / "model_1.pt")
-    assert trainer.resume_checkpoint(tmp_path, tmp_path, "x", tmp_path / "y") == \
-        tmp_path / "model_1.pt"
+    assert (
+        trainer.resume_checkpoint(tmp_path, tmp_path, "x", tmp_path / "y")
+        == tmp_path / "model_1.pt"
+    )
     with pytest.raises(ValueError, match="mid-segment"):
         trainer.resume_checkpoint(result.checkpoint, tmp_path, "x", tmp_path / "y")
 
@@ -151,22 +209,45 @@ def test_sb3_sac_and_rl_games_train_and_their_checkpoints_play(tmp_path):
     pytest.importorskip("stable_baselines3")
     pytest.importorskip("rl_games")
     runs = {
-        "sac": train(tmp_path, "sac", "agent=sb3_sac", "agent.max_iterations=2",
-                     "agent.steps_per_iteration=4", "agent.learning_starts=8",
-                     "agent.batch_size=16", "agent.buffer_size=1000"),
-        "rl_games": train(tmp_path, "rlg", "agent=rl_games_ppo", "agent.max_iterations=2",
-                          "agent.config.horizon_length=8", "agent.config.minibatch_size=32",
-                          "agent.config.central_value_config.minibatch_size=32"),
+        "sac": train(
+            tmp_path,
+            "sac",
+            "agent=sb3_sac",
+            "agent.max_iterations=2",
+            "agent.steps_per_iteration=4",
+            "agent.learning_starts=8",
+            "agent.batch_size=16",
+            "agent.buffer_size=1000",
+        ),
+        "rl_games": train(
+            tmp_path,
+            "rlg",
+            "agent=rl_games_ppo",
+            "agent.max_iterations=2",
+            "agent.config.horizon_length=8",
+            "agent.config.minibatch_size=32",
+            "agent.config.central_value_config.minibatch_size=32",
+        ),
     }
     assert (runs["sac"] / "replay_buffer.pkl").is_file()
     for name, run in runs.items():
         metrics = json.loads((run / "metrics.json").read_text())
         assert metrics["iterations"] == 2 and metrics["episodes"] == 2, name
         checkpoint = Path(metrics["checkpoint"])
-        play = [sys.executable, str(SCRIPT.parent / "play.py"), f"checkpoint={checkpoint}",
-                "num_envs=2", "max_steps=5"]
-        result = subprocess.run([*play, "trust_checkpoint=true"], check=False,
-                                capture_output=True, text=True, timeout=600)
+        play = [
+            sys.executable,
+            str(SCRIPT.parent / "play.py"),
+            f"checkpoint={checkpoint}",
+            "num_envs=2",
+            "max_steps=5",
+        ]
+        result = subprocess.run(
+            [*play, "trust_checkpoint=true"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert result.returncode == 0, (name, result.stderr[-2000:])
         # a pickle (sb3 zip, rl-games .pth) is not loaded unless trusted, and play says why
         refused = subprocess.run(play, check=False, capture_output=True, text=True, timeout=600)
@@ -177,17 +258,32 @@ def test_sb3_sac_and_rl_games_train_and_their_checkpoints_play(tmp_path):
 @pytest.mark.slow
 def test_multirun_sweeps_with_the_basic_launcher(tmp_path):
     pytest.importorskip("rsl_rl")
-    result = subprocess.run([sys.executable, str(SCRIPT), "-m", *TINY, "seed=0,1",
-                             "agent.max_iterations=1", "agent.num_steps_per_env=4",
-                             f"hydra.sweep.dir={tmp_path / 'sweep'}"],
-                            check=False, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "-m",
+            *TINY,
+            "seed=0,1",
+            "agent.max_iterations=1",
+            "agent.num_steps_per_env=4",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    seeds = sorted(json.loads((tmp_path / "sweep" / str(k) / "metrics.json").read_text())
-                   ["checkpoint"] for k in (0, 1))
+    seeds = sorted(
+        json.loads((tmp_path / "sweep" / str(k) / "metrics.json").read_text())["checkpoint"]
+        for k in (0, 1)
+    )
     assert len(seeds) == 2
     for k, seed in ((0, 0), (1, 1)):
-        assert f"seed: {seed}" in (tmp_path / "sweep" / str(k) / ".hydra" /
-                                   "config.yaml").read_text()
+        assert (
+            f"seed: {seed}" in (tmp_path / "sweep" / str(k) / ".hydra" / "config.yaml").read_text()
+        )
 
 
 def test_torchrun_two_processes_share_one_run(tmp_path):
@@ -195,11 +291,25 @@ def test_torchrun_two_processes_share_one_run(tmp_path):
     import os
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                             "--nproc_per_node=2", str(SCRIPT), *TINY,
-                             "agent.max_iterations=2", "agent.num_steps_per_env=4",
-                             f"runs_root={tmp_path}"],
-                            check=False, capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            str(SCRIPT),
+            *TINY,
+            "agent.max_iterations=2",
+            "agent.num_steps_per_env=4",
+            f"runs_root={tmp_path}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     runs = [p for p in (tmp_path / "Detumble-RW").iterdir()]
     assert len(runs) == 1  # rank 1's launcher directory was folded into rank 0's

@@ -22,49 +22,113 @@ from orbitlab import (
 BODY = "spacecraft"
 
 
-@pytest.mark.parametrize("element, adder, message", [
-    (SurfaceCfg(name="p", body_name="nope"), "add_surface",
-     "surface 'p': body_name 'nope' is not a body of the model"),
-    (SurfaceCfg(name="p", body_name="world"), "add_surface",
-     "surface 'p': body_name must not be the world body"),
-    (SurfaceCfg(name="p", body_name=BODY, area=-2.0), "add_surface",
-     "surface 'p': area must be > 0 m^2, got -2.0"),
-    (SurfaceCfg(name="p", body_name=BODY, area=0.0), "add_surface",
-     "surface 'p': area must be > 0 m^2, got 0.0"),
-    (SurfaceCfg(name="p", body_name=BODY, normal_body=[0, 0, 0]), "add_surface",
-     "surface 'p': normal_body must be nonzero"),
-    (SurfaceCfg(name="p", body_name=BODY, drag_coeff=-0.1), "add_surface",
-     "surface 'p': drag_coeff must be >= 0, got -0.1"),
-    (SurfaceCfg(name="p", body_name=BODY, srp_coeff=-1.0), "add_surface",
-     "surface 'p': srp_coeff must be >= 0, got -1.0"),
-    (SurfaceCfg(name="p", body_name=BODY, center_of_pressure_body=[0, 1]), "add_surface",
-     "surface 'p': center_of_pressure_body must be 3 finite numbers"),
-    (MagneticDipoleCfg(name="d", body_name=BODY, dipole_body=[np.nan, 0, 0]),
-     "add_magnetic_body", "magnetic dipole 'd': dipole_body must be 3 finite numbers"),
-    (ThrusterCfg(name="t", body_name=BODY, max_force=0.0), "add_thruster",
-     "thruster 't': max_force must be > 0 N, got 0.0"),
-    (ThrusterCfg(name="t", body_name=BODY, direction_body=[0, 0, 0]), "add_thruster",
-     "thruster 't': direction_body must be nonzero"),
-    (ReactionWheelCfg(name="w", body_name=BODY, axis_body=[0, 0, 0]), "add_reaction_wheel",
-     "reaction wheel 'w': axis_body must be nonzero"),
-    (ReactionWheelCfg(name="w", body_name=BODY, inertia=-1.0), "add_reaction_wheel",
-     "reaction wheel 'w': inertia must be > 0 kg m^2, got -1.0"),
-    (ReactionWheelCfg(name="w", body_name=BODY, max_speed=0.0), "add_reaction_wheel",
-     "reaction wheel 'w': max_speed must be > 0 rad/s, got 0.0"),
-    (ReactionWheelCfg(name="w", body_name=BODY, max_torque=-0.1), "add_reaction_wheel",
-     "reaction wheel 'w': max_torque must be > 0 N m, got -0.1"),
-    (MagnetorquerCfg(name="m", body_name=BODY, max_dipole=0.0), "add_magnetorquer",
-     "magnetorquer 'm': max_dipole must be > 0 A m^2, got 0.0"),
-    (ControlMomentGyroCfg(name="c", body_name=BODY, gimbal_axis_body=[0, 0, 1],
-                          spin_axis_body=[0, 1, 1]), "add_cmg",
-     "control moment gyro 'c': spin_axis_body must be orthogonal to gimbal_axis_body"),
-    (ControlMomentGyroCfg(name="c", body_name=BODY, rotor_momentum=0.0), "add_cmg",
-     "control moment gyro 'c': rotor_momentum must be > 0 N m s, got 0.0"),
-    (ControlMomentGyroCfg(name="c", body_name=BODY, max_rate=-1.0), "add_cmg",
-     "control moment gyro 'c': max_rate must be > 0 rad/s, got -1.0"),
-    (ControlMomentGyroCfg(name="c", body_name=BODY, min_angle=0.5), "add_cmg",
-     "control moment gyro 'c': initial_angle 0.0 rad is outside"),
-])
+@pytest.mark.parametrize(
+    "element, adder, message",
+    [
+        (
+            SurfaceCfg(name="p", body_name="nope"),
+            "add_surface",
+            "surface 'p': body_name 'nope' is not a body of the model",
+        ),
+        (
+            SurfaceCfg(name="p", body_name="world"),
+            "add_surface",
+            "surface 'p': body_name must not be the world body",
+        ),
+        (
+            SurfaceCfg(name="p", body_name=BODY, area=-2.0),
+            "add_surface",
+            "surface 'p': area must be > 0 m^2, got -2.0",
+        ),
+        (
+            SurfaceCfg(name="p", body_name=BODY, area=0.0),
+            "add_surface",
+            "surface 'p': area must be > 0 m^2, got 0.0",
+        ),
+        (
+            SurfaceCfg(name="p", body_name=BODY, normal_body=[0, 0, 0]),
+            "add_surface",
+            "surface 'p': normal_body must be nonzero",
+        ),
+        (
+            SurfaceCfg(name="p", body_name=BODY, drag_coeff=-0.1),
+            "add_surface",
+            "surface 'p': drag_coeff must be >= 0, got -0.1",
+        ),
+        (
+            SurfaceCfg(name="p", body_name=BODY, srp_coeff=-1.0),
+            "add_surface",
+            "surface 'p': srp_coeff must be >= 0, got -1.0",
+        ),
+        (
+            SurfaceCfg(name="p", body_name=BODY, center_of_pressure_body=[0, 1]),
+            "add_surface",
+            "surface 'p': center_of_pressure_body must be 3 finite numbers",
+        ),
+        (
+            MagneticDipoleCfg(name="d", body_name=BODY, dipole_body=[np.nan, 0, 0]),
+            "add_magnetic_body",
+            "magnetic dipole 'd': dipole_body must be 3 finite numbers",
+        ),
+        (
+            ThrusterCfg(name="t", body_name=BODY, max_force=0.0),
+            "add_thruster",
+            "thruster 't': max_force must be > 0 N, got 0.0",
+        ),
+        (
+            ThrusterCfg(name="t", body_name=BODY, direction_body=[0, 0, 0]),
+            "add_thruster",
+            "thruster 't': direction_body must be nonzero",
+        ),
+        (
+            ReactionWheelCfg(name="w", body_name=BODY, axis_body=[0, 0, 0]),
+            "add_reaction_wheel",
+            "reaction wheel 'w': axis_body must be nonzero",
+        ),
+        (
+            ReactionWheelCfg(name="w", body_name=BODY, inertia=-1.0),
+            "add_reaction_wheel",
+            "reaction wheel 'w': inertia must be > 0 kg m^2, got -1.0",
+        ),
+        (
+            ReactionWheelCfg(name="w", body_name=BODY, max_speed=0.0),
+            "add_reaction_wheel",
+            "reaction wheel 'w': max_speed must be > 0 rad/s, got 0.0",
+        ),
+        (
+            ReactionWheelCfg(name="w", body_name=BODY, max_torque=-0.1),
+            "add_reaction_wheel",
+            "reaction wheel 'w': max_torque must be > 0 N m, got -0.1",
+        ),
+        (
+            MagnetorquerCfg(name="m", body_name=BODY, max_dipole=0.0),
+            "add_magnetorquer",
+            "magnetorquer 'm': max_dipole must be > 0 A m^2, got 0.0",
+        ),
+        (
+            ControlMomentGyroCfg(
+                name="c", body_name=BODY, gimbal_axis_body=[0, 0, 1], spin_axis_body=[0, 1, 1]
+            ),
+            "add_cmg",
+            "control moment gyro 'c': spin_axis_body must be orthogonal to gimbal_axis_body",
+        ),
+        (
+            ControlMomentGyroCfg(name="c", body_name=BODY, rotor_momentum=0.0),
+            "add_cmg",
+            "control moment gyro 'c': rotor_momentum must be > 0 N m s, got 0.0",
+        ),
+        (
+            ControlMomentGyroCfg(name="c", body_name=BODY, max_rate=-1.0),
+            "add_cmg",
+            "control moment gyro 'c': max_rate must be > 0 rad/s, got -1.0",
+        ),
+        (
+            ControlMomentGyroCfg(name="c", body_name=BODY, min_angle=0.5),
+            "add_cmg",
+            "control moment gyro 'c': initial_angle 0.0 rad is outside",
+        ),
+    ],
+)
 def test_invalid_element_is_rejected_with_its_name_and_field(element, adder, message):
     spec = SimSpec.from_xml_string(free_body_xml())
     getattr(spec.orbit, adder)(element)
@@ -81,15 +145,18 @@ def test_duplicate_element_names_are_rejected():
         spec.compile()
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("gm", 0.0, "central_body.gm must be a finite number > 0 km^3/s^2"),
-    ("gm", float("inf"), "central_body.gm must be a finite number > 0 km^3/s^2, got inf"),
-    ("gm", "398600", "central_body.gm must be a number, got '398600'"),
-    ("radius", -1.0, "central_body.radius must be a finite number > 0 km"),
-    ("omega", (0.0, 0.0), "central_body.omega must be 3 finite numbers"),
-    ("magnetic_axis", (0.0, 0.0, 0.0), "central_body.magnetic_axis must be nonzero"),
-    ("j2", float("nan"), "central_body.j2 must be finite"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("gm", 0.0, "central_body.gm must be a finite number > 0 km^3/s^2"),
+        ("gm", float("inf"), "central_body.gm must be a finite number > 0 km^3/s^2, got inf"),
+        ("gm", "398600", "central_body.gm must be a number, got '398600'"),
+        ("radius", -1.0, "central_body.radius must be a finite number > 0 km"),
+        ("omega", (0.0, 0.0), "central_body.omega must be 3 finite numbers"),
+        ("magnetic_axis", (0.0, 0.0, 0.0), "central_body.magnetic_axis must be nonzero"),
+        ("j2", float("nan"), "central_body.j2 must be finite"),
+    ],
+)
 def test_invalid_central_body_is_rejected(field, value, message):
     spec = SimSpec.from_xml_string(free_body_xml())
     setattr(spec.orbit.central_body, field, value)
@@ -126,13 +193,16 @@ def test_orbit_inside_the_central_body_or_malformed_is_rejected():
 
 def test_xml_custom_numerics_set_switches_and_unknown_ones_are_named():
     xml = free_body_xml().replace(
-        "<mujoco>", '<mujoco><custom><numeric name="orbit.use_drag" data="0"/>'
-        '<numeric name="orbit.orbit_dt" data="0.05"/></custom>')
+        "<mujoco>",
+        '<mujoco><custom><numeric name="orbit.use_drag" data="0"/>'
+        '<numeric name="orbit.orbit_dt" data="0.05"/></custom>',
+    )
     spec = SimSpec.from_xml_string(xml)
     assert spec.orbit.use_drag is False and spec.orbit.orbit_dt == 0.05
     assert spec.orbit.use_srp is True
     bad = free_body_xml().replace(
-        "<mujoco>", '<mujoco><custom><numeric name="orbit.use_dragg" data="0"/></custom>')
+        "<mujoco>", '<mujoco><custom><numeric name="orbit.use_dragg" data="0"/></custom>'
+    )
     with pytest.raises(ValueError, match="unknown orbit setting 'use_dragg'"):
         SimSpec.from_xml_string(bad)
 

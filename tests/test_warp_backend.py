@@ -22,13 +22,22 @@ from orbitlab import (
 
 pytest.importorskip("mujoco_warp")
 
+
 def spacecraft_spec(integrator: str = "Euler") -> SimSpec:
     spec = SimSpec.from_xml_string(free_body_xml(integrator=integrator, timestep=0.01))
     for name, normal in (("front", [0, 1, 0]), ("back", [0, -1, 0])):
-        spec.orbit.add_surface(SurfaceCfg(name=name, body_name="spacecraft", normal_body=normal,
-                                          center_of_pressure_body=[0.1, 0.0, 0.5], area=2.0))
-    spec.orbit.add_magnetic_body(MagneticDipoleCfg(name="res", body_name="spacecraft",
-                                                   dipole_body=[0.0, 0.0, 0.05]))
+        spec.orbit.add_surface(
+            SurfaceCfg(
+                name=name,
+                body_name="spacecraft",
+                normal_body=normal,
+                center_of_pressure_body=[0.1, 0.0, 0.5],
+                area=2.0,
+            )
+        )
+    spec.orbit.add_magnetic_body(
+        MagneticDipoleCfg(name="res", body_name="spacecraft", dipole_body=[0.0, 0.0, 0.05])
+    )
     return spec
 
 
@@ -53,9 +62,12 @@ def run_both(spec: SimSpec, nstep: int, setup=None, nworld: int = 3, *, device: 
     datas = []
     for backend in ("cpu", "warp"):
         kwargs = {"device": device} if backend == "warp" else {}
-        data = model.make_data(nworld=nworld, orbit=[circular_orbit(alt_km=350 + 20 * i)
-                                                     for i in range(nworld)],
-                               backend=backend, **kwargs)
+        data = model.make_data(
+            nworld=nworld,
+            orbit=[circular_orbit(alt_km=350 + 20 * i) for i in range(nworld)],
+            backend=backend,
+            **kwargs,
+        )
         if setup is not None:
             setup(data)
         data.step(nstep)
@@ -82,8 +94,12 @@ def test_tumbling_spacecraft_with_all_disturbances_matches_cpu(warp_device):
     cpu, warp = run_both(spacecraft_spec(), 100, setup, device=warp_device)
     assert np.abs(cpu.bind("qvel")[:, 3:]).max() > 0.01
     assert_states_agree(cpu, warp)
-    np.testing.assert_allclose(host(warp.wrench_buffer), cpu.wrench_buffer, rtol=0,
-                               atol=1e-4 * np.abs(cpu.wrench_buffer).max())
+    np.testing.assert_allclose(
+        host(warp.wrench_buffer),
+        cpu.wrench_buffer,
+        rtol=0,
+        atol=1e-4 * np.abs(cpu.wrench_buffer).max(),
+    )
 
 
 def test_free_drift_of_an_offset_body_matches_cpu(warp_device):
@@ -97,21 +113,40 @@ def test_free_drift_of_an_offset_body_matches_cpu(warp_device):
 
 def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu(warp_device):
     spec = spacecraft_spec()
-    spec.orbit.add_reaction_wheel(ReactionWheelCfg(name="rw", body_name="spacecraft",
-                                                   axis_body=[0, 0, 1], inertia=2e-3,
-                                                   max_torque=0.02))
-    spec.orbit.add_cmg(ControlMomentGyroCfg(name="cmg", body_name="spacecraft",
-                                            gimbal_axis_body=[0, 1, 0],
-                                            spin_axis_body=[1, 0, 0], rotor_momentum=0.2))
-    spec.orbit.add_thruster(ThrusterCfg(name="thr", body_name="spacecraft",
-                                        position_body=[0.5, 0.2, 0.0], direction_body=[-1, 0, 0],
-                                        max_force=1.0))
-    spec.orbit.add_magnetorquer(MagnetorquerCfg(name="mtq", body_name="spacecraft",
-                                                axis_body=[0, 1, 0], max_dipole=0.5))
+    spec.orbit.add_reaction_wheel(
+        ReactionWheelCfg(
+            name="rw", body_name="spacecraft", axis_body=[0, 0, 1], inertia=2e-3, max_torque=0.02
+        )
+    )
+    spec.orbit.add_cmg(
+        ControlMomentGyroCfg(
+            name="cmg",
+            body_name="spacecraft",
+            gimbal_axis_body=[0, 1, 0],
+            spin_axis_body=[1, 0, 0],
+            rotor_momentum=0.2,
+        )
+    )
+    spec.orbit.add_thruster(
+        ThrusterCfg(
+            name="thr",
+            body_name="spacecraft",
+            position_body=[0.5, 0.2, 0.0],
+            direction_body=[-1, 0, 0],
+            max_force=1.0,
+        )
+    )
+    spec.orbit.add_magnetorquer(
+        MagnetorquerCfg(name="mtq", body_name="spacecraft", axis_body=[0, 1, 0], max_dipole=0.5)
+    )
 
     def setup(data):
-        for name, value in (("wheel_torque", 0.01), ("cmg_rate", 0.3), ("thruster_force", 0.5),
-                            ("mtq_dipole", 0.4)):
+        for name, value in (
+            ("wheel_torque", 0.01),
+            ("cmg_rate", 0.3),
+            ("thruster_force", 0.5),
+            ("mtq_dipole", 0.4),
+        ):
             target = getattr(data, name)
             if isinstance(target, np.ndarray):
                 target[:] = value
@@ -171,8 +206,9 @@ def test_articulated_scene_uses_derived_fields_and_matches_cpu(warp_device):
       <geom type="box" size="0.5 0.05 0.05" pos="0.5 0 0" mass="2"/></body>
   </body></worldbody></mujoco>"""
     spec = SimSpec.from_xml_string(xml)
-    spec.orbit.add_surface(SurfaceCfg(name="plate", body_name="arm", normal_body=[0, 1, 0],
-                                      area=20.0))
+    spec.orbit.add_surface(
+        SurfaceCfg(name="plate", body_name="arm", normal_body=[0, 1, 0], area=20.0)
+    )
 
     def setup(data):
         set_host(data, "qvel", np.tile([0, 0, 0, 0, 0, 0.2, 1.0], (data.nworld, 1)))
@@ -254,8 +290,10 @@ def assert_bitwise_equal(graph, loop) -> None:
 
 
 def graph_and_loop(model, nworld: int, device: str, qvel):
-    datas = [model.make_data(nworld=nworld, backend="warp", device=device,
-                             orbit=circular_orbit()) for _ in range(2)]
+    datas = [
+        model.make_data(nworld=nworld, backend="warp", device=device, orbit=circular_orbit())
+        for _ in range(2)
+    ]
     for data in datas:
         set_host(data, "qvel", qvel)
     return datas
@@ -264,8 +302,9 @@ def graph_and_loop(model, nworld: int, device: str, qvel):
 def test_cuda_graph_replay_equals_the_plain_loop(warp_device):
     needs_cuda(warp_device)
     model = spacecraft_spec().compile()
-    graph, loop = graph_and_loop(model, 64, warp_device,
-                                 np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (64, 1)))
+    graph, loop = graph_and_loop(
+        model, 64, warp_device, np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (64, 1))
+    )
     graph.step(100)  # captured once, replayed
     plain_loop(loop, 100)
     assert_bitwise_equal(graph, loop)
@@ -276,8 +315,9 @@ def test_cuda_graph_replay_after_reset_and_expand(warp_device):
     array, so the graph must be captured again: both keep replay equal to the loop."""
     needs_cuda(warp_device)
     model = spacecraft_spec().compile()
-    graph, loop = graph_and_loop(model, 8, warp_device,
-                                 np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (8, 1)))
+    graph, loop = graph_and_loop(
+        model, 8, warp_device, np.tile([0.0, 0.0, 0.0, 0.05, -0.03, 0.02], (8, 1))
+    )
     graph.step(20)
     plain_loop(loop, 20)
     for data in (graph, loop):

@@ -37,17 +37,25 @@ def test_no_float64_cast_wraps_constant_arithmetic():
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and _cast_name(node) in CASTS and node.args
-                    and isinstance(node.args[0], ast.BinOp)
-                    and _is_constant_arithmetic(node.args[0])):
-                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: "
-                                 f"{ast.unparse(node)}")
+            if (
+                isinstance(node, ast.Call)
+                and _cast_name(node) in CASTS
+                and node.args
+                and isinstance(node.args[0], ast.BinOp)
+                and _is_constant_arithmetic(node.args[0])
+            ):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {ast.unparse(node)}")
     assert not offenders, "\n".join(offenders)
 
 
 def test_the_check_finds_the_pattern():
     tree = ast.parse("x = f64(0.013 * _DEG) + wp.float64(1.0 / 6.0) + f64(a[0] * 2.0)")
-    found = [ast.unparse(n) for n in ast.walk(tree)
-             if isinstance(n, ast.Call) and _cast_name(n) in CASTS
-             and isinstance(n.args[0], ast.BinOp) and _is_constant_arithmetic(n.args[0])]
+    found = [
+        ast.unparse(n)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and _cast_name(n) in CASTS
+        and isinstance(n.args[0], ast.BinOp)
+        and _is_constant_arithmetic(n.args[0])
+    ]
     assert found == ["f64(0.013 * _DEG)", "wp.float64(1.0 / 6.0)"]

@@ -51,8 +51,13 @@ class AllocationResult:
     achievable: torch.Tensor  # (B,) bool: the request was met within the allocator's tolerance
 
 
-def _checked(value: object, name: str, shape: Sequence[int | None], device: torch.device | str,
-             dtype: torch.dtype) -> torch.Tensor:
+def _checked(
+    value: object,
+    name: str,
+    shape: Sequence[int | None],
+    device: torch.device | str,
+    dtype: torch.dtype,
+) -> torch.Tensor:
     """`value` as a finite tensor of `shape` (None = any size), else ValueError naming it."""
     try:
         t = torch.as_tensor(value, dtype=dtype, device=device)
@@ -66,8 +71,9 @@ def _checked(value: object, name: str, shape: Sequence[int | None], device: torc
     return t
 
 
-def _limits(value: object, name: str, shape: tuple[int, ...], device: torch.device | str,
-            dtype: torch.dtype) -> torch.Tensor:
+def _limits(
+    value: object, name: str, shape: tuple[int, ...], device: torch.device | str, dtype: torch.dtype
+) -> torch.Tensor:
     """Force limits (N): a scalar broadcast to `shape`, or exactly `shape`; finite and >= 0."""
     scalar = isinstance(value, int | float) or getattr(value, "ndim", None) == 0
     t = _checked(value, name, () if scalar else shape, device, dtype).expand(shape)
@@ -101,10 +107,18 @@ class ThrusterAllocator:
     <= 1e4 x the request); `impossible_axes` names the signed axes, '+fx' .. '-tz', that are not.
     """
 
-    def __init__(self, positions_m: object, directions: object, max_force_n: object,
-                 center_of_mass_m: object = (0.0, 0.0, 0.0), *, device: torch.device | str = "cpu",
-                 dtype: torch.dtype = torch.float64, iterations: int = 100,
-                 tolerance: float = 1e-9) -> None:
+    def __init__(
+        self,
+        positions_m: object,
+        directions: object,
+        max_force_n: object,
+        center_of_mass_m: object = (0.0, 0.0, 0.0),
+        *,
+        device: torch.device | str = "cpu",
+        dtype: torch.dtype = torch.float64,
+        iterations: int = 100,
+        tolerance: float = 1e-9,
+    ) -> None:
         pos = _checked(positions_m, "positions_m", (None, 3), device, dtype)
         n = pos.shape[0]
         if not 1 <= n <= 52:
@@ -140,8 +154,11 @@ class ThrusterAllocator:
         dev, dt = self.matrix.device, self.matrix.dtype
         w = _checked(wrench, "wrench", (None, 6), dev, dt)
         shape = (w.shape[0], self.num_thrusters)
-        u = (self.max_force_n.expand(shape) if max_force_n is None
-             else _limits(max_force_n, "max_force_n", shape, dev, dt))
+        u = (
+            self.max_force_n.expand(shape)
+            if max_force_n is None
+            else _limits(max_force_n, "max_force_n", shape, dev, dt)
+        )
         forces = self._solve(w, u)
         achieved = forces @ self.matrix.T
         residual = w - achieved
@@ -180,8 +197,9 @@ class ThrusterAllocator:
             out[work[0]] = f
         return torch.minimum(out.clamp(min=0.0), u_all)
 
-    def _subproblem(self, w: torch.Tensor, u: torch.Tensor,
-                    state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _subproblem(
+        self, w: torch.Tensor, u: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Least-norm least-squares forces (B, n) on the free set, and the KKT gradient (B, n)."""
         free = (1.0 - state).clamp(min=0.0)
         fixed = u * (state - 1.0).clamp(min=0.0)
@@ -209,16 +227,22 @@ class ThrusterAllocator:
             masks = ((new.long()[:, None] >> self._shifts) & 1).to(store.dtype)
             if store.shape[0] < k + m:
                 store = torch.cat([store[:k], store.new_empty((max(k, m), 6, 6))])
-            store[k:k + m] = _psd_pinv((self.matrix * masks[:, None, :]) @ self.matrix.T)
+            store[k : k + m] = _psd_pinv((self.matrix * masks[:, None, :]) @ self.matrix.T)
             keys, order = torch.sort(torch.cat([keys[:k], new]))
             slots = torch.cat([slots[:k], torch.arange(k, k + m, device=codes.device)])[order]
             self._cache = (keys, slots, store)
             pos = torch.searchsorted(keys, codes)
         return store.index_select(0, slots.index_select(0, pos))
 
-    def _violations(self, f: torch.Tensor, grad: torch.Tensor, u: torch.Tensor,
-                    movable: torch.Tensor, state: torch.Tensor, scale: torch.Tensor
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def _violations(
+        self,
+        f: torch.Tensor,
+        grad: torch.Tensor,
+        u: torch.Tensor,
+        movable: torch.Tensor,
+        state: torch.Tensor,
+        scale: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """KKT violators (B, n) and the state each would move to (float codes)."""
         free, upper = (1.0 - state).clamp(min=0.0), (state - 1.0).clamp(min=0.0)
         lower = movable - free - upper  # thrusters with a zero limit never move
@@ -227,9 +251,16 @@ class ThrusterAllocator:
         excess += lower * (-grad - tol_g) + upper * (grad - tol_g)
         return excess > 0, free * (1.0 + (f > 0.5 * u).to(f.dtype))
 
-    def _primal_step(self, x: torch.Tensor, p: torch.Tensor, grad: torch.Tensor, u: torch.Tensor,
-                     movable: torch.Tensor, state: torch.Tensor, scale: torch.Tensor
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _primal_step(
+        self,
+        x: torch.Tensor,
+        p: torch.Tensor,
+        grad: torch.Tensor,
+        u: torch.Tensor,
+        movable: torch.Tensor,
+        state: torch.Tensor,
+        scale: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Move feasible x towards the face minimiser p; fix the first blocking thruster at its
         bound, or after a full step free the thruster with the largest wrong-signed gradient."""
         d = (1.0 - state).clamp(min=0.0) * (p - x)

@@ -48,12 +48,15 @@ class FailureCfg:
     def validate(self, owner: str) -> None:
         probs = (self.stuck_off_prob, self.stuck_on_prob, self.degraded_prob)
         if any(not 0.0 <= p <= 1.0 for p in probs) or sum(probs) > 1.0:
-            raise ValueError(f"{owner}: failure probabilities must be in [0, 1] and sum to "
-                             f"<= 1, got {probs}")
+            raise ValueError(
+                f"{owner}: failure probabilities must be in [0, 1] and sum to <= 1, got {probs}"
+            )
         lo, hi = self.degraded_scale
         if not 0.0 <= lo <= hi <= 1.0:
-            raise ValueError(f"{owner}: degraded_scale must satisfy 0 <= lo <= hi <= 1, "
-                             f"got {self.degraded_scale}")
+            raise ValueError(
+                f"{owner}: degraded_scale must satisfy 0 <= lo <= hi <= 1, "
+                f"got {self.degraded_scale}"
+            )
 
 
 @dataclass(kw_only=True)
@@ -77,18 +80,22 @@ class ActuatorGroupCfg:
 
     def validate(self, owner: str) -> None:
         if int(self.latency_steps) != self.latency_steps or self.latency_steps < 0:
-            raise ValueError(f"{owner}: latency_steps must be an integer >= 0, "
-                             f"got {self.latency_steps!r}")
+            raise ValueError(
+                f"{owner}: latency_steps must be an integer >= 0, got {self.latency_steps!r}"
+            )
         if not (math.isfinite(self.time_constant_s) and self.time_constant_s >= 0.0):
-            raise ValueError(f"{owner}: time_constant_s must be >= 0 s, "
-                             f"got {self.time_constant_s!r}")
+            raise ValueError(
+                f"{owner}: time_constant_s must be >= 0 s, got {self.time_constant_s!r}"
+            )
         lo, hi = self.gain_range
         if not 0.0 <= lo <= hi:
-            raise ValueError(f"{owner}: gain_range must satisfy 0 <= lo <= hi, "
-                             f"got {self.gain_range}")
+            raise ValueError(
+                f"{owner}: gain_range must satisfy 0 <= lo <= hi, got {self.gain_range}"
+            )
         if not self.misalignment_std_rad >= 0.0:
-            raise ValueError(f"{owner}: misalignment_std_rad must be >= 0, "
-                             f"got {self.misalignment_std_rad!r}")
+            raise ValueError(
+                f"{owner}: misalignment_std_rad must be >= 0, got {self.misalignment_std_rad!r}"
+            )
         self.failures.validate(owner)
 
 
@@ -100,15 +107,20 @@ class ActuatorGroup:
     array_name: ClassVar[str] = ""
     """OrbitData actuator array the output goes to ('thruster_force', ...)."""
 
-    def __init__(self, cfg: ActuatorGroupCfg, name: str, ctx: ActuatorContext,
-                 element_ids: list[int]):
+    def __init__(
+        self, cfg: ActuatorGroupCfg, name: str, ctx: ActuatorContext, element_ids: list[int]
+    ):
         cfg.validate(f"actuator group '{name}'")
         self.cfg, self.name, self.ctx = cfg, name, ctx
         self.ids = torch.as_tensor(element_ids, dtype=torch.long, device=ctx.device)
-        contiguous = list(element_ids) == list(range(element_ids[0], element_ids[0] +
-                                                      len(element_ids))) if element_ids else False
-        self.columns = (slice(element_ids[0], element_ids[0] + len(element_ids)) if contiguous
-                        else self.ids)
+        contiguous = (
+            list(element_ids) == list(range(element_ids[0], element_ids[0] + len(element_ids)))
+            if element_ids
+            else False
+        )
+        self.columns = (
+            slice(element_ids[0], element_ids[0] + len(element_ids)) if contiguous else self.ids
+        )
         """Columns of the physics array: a slice when contiguous (no index scatter)."""
         self.num_worlds, self.num = ctx.num_worlds, len(element_ids)
         shape = (self.num_worlds, self.num)
@@ -121,8 +133,9 @@ class ActuatorGroup:
         self.failure = torch.zeros(shape, dtype=torch.int8, device=ctx.device)
         self.lag_state = torch.zeros(shape, **kw)
         self.delay = DelayLine(int(cfg.latency_steps), shape, device=ctx.device)
-        self.alpha = (1.0 - math.exp(-ctx.dt / cfg.time_constant_s)
-                      if cfg.time_constant_s > 0.0 else 1.0)
+        self.alpha = (
+            1.0 - math.exp(-ctx.dt / cfg.time_constant_s) if cfg.time_constant_s > 0.0 else 1.0
+        )
         self.generator = torch.Generator(device=ctx.device).manual_seed(int(cfg.seed))
         low, high = self.limits()
         self.low = low.to(**kw).expand(shape).clone()
@@ -139,19 +152,22 @@ class ActuatorGroup:
         rows = slice(None) if worlds is None else worlds
         expected = (self.command[rows].shape[0], self.num)
         if command.shape != expected:
-            raise ValueError(f"actuator group '{self.name}': command must have shape "
-                             f"{expected}, got {tuple(command.shape)}")
+            raise ValueError(
+                f"actuator group '{self.name}': command must have shape "
+                f"{expected}, got {tuple(command.shape)}"
+            )
         if not torch.isfinite(command).all():
             raise ValueError(f"actuator group '{self.name}': command has NaN or inf")
-        self.command[rows] = torch.minimum(torch.maximum(command, self.low[rows]),
-                                           self.high[rows])
+        self.command[rows] = torch.minimum(torch.maximum(command, self.low[rows]), self.high[rows])
 
     def set_failure(self, worlds, element: int, mode: str, scale: float = 1.0) -> None:
         """Set element `element` of `worlds` to 'off', 'on', 'degraded' (x scale) or 'nominal'."""
         modes = {"off": STUCK_OFF, "on": STUCK_ON, "degraded": NOMINAL, "nominal": NOMINAL}
         if mode not in modes:
-            raise ValueError(f"actuator group '{self.name}': failure mode must be one of "
-                             f"{list(modes)}, got {mode!r}")
+            raise ValueError(
+                f"actuator group '{self.name}': failure mode must be one of "
+                f"{list(modes)}, got {mode!r}"
+            )
         self.failure[worlds, element] = modes[mode]
         self.gain[worlds, element] = scale if mode == "degraded" else 1.0
 
@@ -184,8 +200,9 @@ class ActuatorGroup:
 
     # --------------------------------------------------------------- random
     def _uniform(self, n: int, lo: float, hi: float) -> torch.Tensor:
-        u = torch.rand((n, self.num), generator=self.generator, dtype=torch.float64,
-                       device=self.ctx.device)
+        u = torch.rand(
+            (n, self.num), generator=self.generator, dtype=torch.float64, device=self.ctx.device
+        )
         return lo + (hi - lo) * u
 
     def _draw_gains_and_failures(self, worlds: torch.Tensor) -> None:

@@ -14,8 +14,13 @@ class DelayLine:
     previous episode leaks into the next one.
     """
 
-    def __init__(self, steps: int, shape: tuple[int, ...], device: str | torch.device = "cpu",
-                 dtype: torch.dtype = torch.float64):
+    def __init__(
+        self,
+        steps: int,
+        shape: tuple[int, ...],
+        device: str | torch.device = "cpu",
+        dtype: torch.dtype = torch.float64,
+    ):
         if steps < 0:
             raise ValueError(f"delay must be >= 0 steps, got {steps}")
         self.steps = int(steps)

@@ -11,8 +11,7 @@ def rotate_small(axes: torch.Tensor, std_rad: float, generator: torch.Generator)
     Returns (num_worlds, n, 3) for a leading world dimension given by `axes`'s
     first axis when it has three dims, else (n, 3). Uses Rodrigues' formula.
     """
-    r = std_rad * torch.randn(axes.shape, generator=generator, dtype=axes.dtype,
-                              device=axes.device)
+    r = std_rad * torch.randn(axes.shape, generator=generator, dtype=axes.dtype, device=axes.device)
     angle = torch.linalg.vector_norm(r, dim=-1, keepdim=True)
     k = r / angle.clamp_min(1e-300)
     cos, sin = torch.cos(angle), torch.sin(angle)

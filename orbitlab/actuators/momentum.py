@@ -57,10 +57,12 @@ class _AxisGroup(ActuatorGroup):
         self._rows = [ctx.data.model.rows[self.kind][i] for i in element_ids]
         super().__init__(cfg, name, ctx, element_ids)
         kw = {"dtype": torch.float64, "device": ctx.device}
-        self.bodies = torch.as_tensor([r["body"] for r in self._rows], dtype=torch.long,
-                                      device=ctx.device)
-        self.axis = torch.as_tensor(np.array([r[self.axis_key] for r in self._rows]),
-                                    **kw).reshape(-1, 3)
+        self.bodies = torch.as_tensor(
+            [r["body"] for r in self._rows], dtype=torch.long, device=ctx.device
+        )
+        self.axis = torch.as_tensor(np.array([r[self.axis_key] for r in self._rows]), **kw).reshape(
+            -1, 3
+        )
         self.axis_error = torch.zeros((self.num_worlds, self.num, 3), **kw)
 
     def reset(self, worlds):
@@ -87,8 +89,9 @@ class ReactionWheelGroup(_AxisGroup):
 
     def __init__(self, cfg, name, ctx, element_ids):
         super().__init__(cfg, name, ctx, element_ids)
-        self._inertia = torch.tensor([r["inertia"] for r in self._rows], dtype=torch.float64,
-                                     device=ctx.device)
+        self._inertia = torch.tensor(
+            [r["inertia"] for r in self._rows], dtype=torch.float64, device=ctx.device
+        )
         self._single_body = int(self.bodies.unique().numel()) == 1
 
     def limits(self):
@@ -100,8 +103,10 @@ class ReactionWheelGroup(_AxisGroup):
         if self._single_body:  # a . omega = a_body . omega_body
             spin = self.ctx.view.body_angular_velocity(int(self.bodies[0])) @ self.axis.T
         else:
-            spin = (self.axes_world(self.axis.expand(self.num_worlds, -1, -1)) *
-                    self.ctx.frames()["omega"][:, self.bodies]).sum(-1)
+            spin = (
+                self.axes_world(self.axis.expand(self.num_worlds, -1, -1))
+                * self.ctx.frames()["omega"][:, self.bodies]
+            ).sum(-1)
         return h / self._inertia - spin
 
     def device_model(self, value):
@@ -143,8 +148,10 @@ class ControlMomentGyroGroup(ActuatorGroup):
     def __init__(self, cfg, name, ctx, element_ids):
         self._rows = [ctx.data.model.rows["cmgs"][i] for i in element_ids]
         if cfg.misalignment_std_rad > 0.0:
-            raise ValueError(f"actuator group '{name}': CMG misalignment is not modelled; "
-                             "set misalignment_std_rad = 0")
+            raise ValueError(
+                f"actuator group '{name}': CMG misalignment is not modelled; "
+                "set misalignment_std_rad = 0"
+            )
         super().__init__(cfg, name, ctx, element_ids)
 
     def limits(self):

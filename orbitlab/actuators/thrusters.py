@@ -53,18 +53,23 @@ class ThrusterGroup(ActuatorGroup):
         super().__init__(cfg, name, ctx, element_ids)
         owner = f"actuator group '{name}'"
         if cfg.mode not in ("pwm", "schmitt", "continuous"):
-            raise ValueError(f"{owner}: mode must be 'pwm', 'schmitt' or 'continuous', "
-                             f"got {cfg.mode!r}")
+            raise ValueError(
+                f"{owner}: mode must be 'pwm', 'schmitt' or 'continuous', got {cfg.mode!r}"
+            )
         dt = ctx.dt
         steps = cfg.pwm_period_s / dt
         if cfg.mode == "pwm" and (steps < 1.0 - 1e-9 or abs(steps - round(steps)) > 1e-6):
-            raise ValueError(f"{owner}: pwm_period_s {cfg.pwm_period_s} s must be a whole "
-                             f"number (>= 1) of physics steps of {dt} s")
+            raise ValueError(
+                f"{owner}: pwm_period_s {cfg.pwm_period_s} s must be a whole "
+                f"number (>= 1) of physics steps of {dt} s"
+            )
         if cfg.min_on_time_s < 0.0:
             raise ValueError(f"{owner}: min_on_time_s must be >= 0 s, got {cfg.min_on_time_s}")
         if not 0.0 <= cfg.schmitt_off <= cfg.schmitt_on <= 1.0:
-            raise ValueError(f"{owner}: need 0 <= schmitt_off <= schmitt_on <= 1, got "
-                             f"{cfg.schmitt_off}, {cfg.schmitt_on}")
+            raise ValueError(
+                f"{owner}: need 0 <= schmitt_off <= schmitt_on <= 1, got "
+                f"{cfg.schmitt_off}, {cfg.schmitt_on}"
+            )
         self.period_steps = max(1, round(steps))
         self.min_on_steps = math.ceil(cfg.min_on_time_s / dt - 1e-9)
         n, kw = self.num_worlds, {"device": ctx.device}
@@ -74,11 +79,13 @@ class ThrusterGroup(ActuatorGroup):
         self.valve_open = torch.zeros((n, self.num), dtype=torch.bool, **kw)
         self.open_steps = torch.zeros((n, self.num), dtype=torch.long, **kw)
         self.bodies = torch.as_tensor([r["body"] for r in rows], dtype=torch.long, **kw)
-        self.direction = torch.as_tensor(np.array([r["dir"] for r in rows]),
-                                         dtype=torch.float64, **kw)
+        self.direction = torch.as_tensor(
+            np.array([r["dir"] for r in rows]), dtype=torch.float64, **kw
+        )
         ipos = ctx.data.model.mj_model.body_ipos[[r["body"] for r in rows]]
-        self.arm = torch.as_tensor(np.array([r["pos"] for r in rows]) - ipos,
-                                   dtype=torch.float64, **kw)
+        self.arm = torch.as_tensor(
+            np.array([r["pos"] for r in rows]) - ipos, dtype=torch.float64, **kw
+        )
         self.direction_error = torch.zeros((n, self.num, 3), dtype=torch.float64, **kw)
 
     def allocator(self):
@@ -91,12 +98,17 @@ class ThrusterGroup(ActuatorGroup):
 
             bodies = {r["body"] for r in self._rows}
             if len(bodies) != 1:
-                raise ValueError(f"actuator group '{self.name}': allocation needs every "
-                                 "thruster on one body")
+                raise ValueError(
+                    f"actuator group '{self.name}': allocation needs every thruster on one body"
+                )
             com = self.ctx.data.model.mj_model.body_ipos[bodies.pop()]
             self._allocator = ThrusterAllocator(
-                np.array([r["pos"] for r in self._rows]), self.direction.cpu().numpy(),
-                self.high[0].cpu().numpy(), center_of_mass_m=com, device=self.ctx.device)
+                np.array([r["pos"] for r in self._rows]),
+                self.direction.cpu().numpy(),
+                self.high[0].cpu().numpy(),
+                center_of_mass_m=com,
+                device=self.ctx.device,
+            )
         return self._allocator
 
     def set_wrench_command(self, wrench_body: torch.Tensor, worlds: torch.Tensor | None = None):
@@ -120,8 +132,10 @@ class ThrusterGroup(ActuatorGroup):
         return result
 
     def limits(self):
-        return (torch.zeros(len(self._rows)),
-                torch.tensor([r["max"] for r in self._rows], dtype=torch.float64))
+        return (
+            torch.zeros(len(self._rows)),
+            torch.tensor([r["max"] for r in self._rows], dtype=torch.float64),
+        )
 
     def reset(self, worlds):
         super().reset(worlds)

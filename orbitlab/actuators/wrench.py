@@ -32,12 +32,15 @@ class WrenchGroup(ActuatorGroup):
 
     def __init__(self, cfg: WrenchGroupCfg, name, ctx, body_id: int):
         if cfg.frame not in ("body", "world"):
-            raise ValueError(f"actuator group '{name}': frame must be 'body' or 'world', "
-                             f"got {cfg.frame!r}")
+            raise ValueError(
+                f"actuator group '{name}': frame must be 'body' or 'world', got {cfg.frame!r}"
+            )
         for field_name in ("max_force_n", "max_torque_nm"):
             if not getattr(cfg, field_name) > 0.0:
-                raise ValueError(f"actuator group '{name}': {field_name} must be > 0, "
-                                 f"got {getattr(cfg, field_name)!r}")
+                raise ValueError(
+                    f"actuator group '{name}': {field_name} must be > 0, "
+                    f"got {getattr(cfg, field_name)!r}"
+                )
         self.body = int(body_id)
         super().__init__(cfg, name, ctx, list(range(6)))
 
@@ -49,6 +52,7 @@ class WrenchGroup(ActuatorGroup):
     def write(self, output):
         if self.cfg.frame == "body":
             Q = self.ctx.frames()["Q"][:, self.body]
-            output = torch.cat([(Q @ output[:, :3, None])[..., 0],
-                                (Q @ output[:, 3:, None])[..., 0]], dim=-1)
+            output = torch.cat(
+                [(Q @ output[:, :3, None])[..., 0], (Q @ output[:, 3:, None])[..., 0]], dim=-1
+            )
         self.ctx.add_wrench(self.body, output)

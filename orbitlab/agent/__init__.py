@@ -1,8 +1,8 @@
 """The agent side of the world/agent split: nodes on their own timers, chained synchronously.
 
-    graph = AgentGraph([BDotNode(BDotCfg(gain=..., period_s=0.2), "bdot", num_envs, dt_s)],
-                       external_inputs=["magnetometer"])
-    values = graph.step({"magnetometer": readings})   # values["mtq_dipole"]: (num_envs, 3)
+graph = AgentGraph([BDotNode(BDotCfg(gain=..., period_s=0.2), "bdot", num_envs, dt_s)],
+                   external_inputs=["magnetometer"])
+values = graph.step({"magnetometer": readings})   # values["mtq_dipole"]: (num_envs, 3)
 """
 
 from orbitlab.agent.attitude import (
@@ -41,11 +41,33 @@ from orbitlab.agent.mapping import (
 from orbitlab.agent.node import Node, NodeCfg
 
 __all__ = [
-    "AgentGraph", "AllocationCfg", "AllocationNode", "BDotCfg", "BDotNode", "CwLqrCfg",
-    "CwLqrNode", "HillForceToBodyCfg", "HillForceToBodyNode", "Node", "NodeCfg",
-    "QuaternionPDCfg", "QuaternionPDNode", "RateDampingCfg", "RateDampingNode", "TorqueToMagnetorquersCfg",
-    "TorqueToMagnetorquersNode", "TorqueToWheelsCfg", "TorqueToWheelsNode", "VelocityLoopCfg",
-    "VelocityLoopNode", "attitude_error",
-    "bdot_gain", "cw_stm", "cw_zoh_input", "lqr_gain", "mean_motion", "riccati_map",
+    "AgentGraph",
+    "AllocationCfg",
+    "AllocationNode",
+    "BDotCfg",
+    "BDotNode",
+    "CwLqrCfg",
+    "CwLqrNode",
+    "HillForceToBodyCfg",
+    "HillForceToBodyNode",
+    "Node",
+    "NodeCfg",
+    "QuaternionPDCfg",
+    "QuaternionPDNode",
+    "RateDampingCfg",
+    "RateDampingNode",
+    "TorqueToMagnetorquersCfg",
+    "TorqueToMagnetorquersNode",
+    "TorqueToWheelsCfg",
+    "TorqueToWheelsNode",
+    "VelocityLoopCfg",
+    "VelocityLoopNode",
+    "attitude_error",
+    "bdot_gain",
+    "cw_stm",
+    "cw_zoh_input",
+    "lqr_gain",
+    "mean_motion",
+    "riccati_map",
     "solve_dare",
 ]

@@ -17,8 +17,9 @@ from orbitlab.sensors.rotations import quat_multiply
 _TINY_FIELD_T = 1e-15  # |B| below this (T) counts as no field: the normalised law commands zero
 
 
-def vector_param(value: float | tuple[float, ...], name: str, owner: str,
-                 device: torch.device) -> torch.Tensor:
+def vector_param(
+    value: float | tuple[float, ...], name: str, owner: str, device: torch.device
+) -> torch.Tensor:
     """A scalar or 3-tuple config value as a (3,) float64 tensor."""
     t = torch.as_tensor(value, dtype=torch.float64, device=device).reshape(-1)
     if t.numel() == 1:
@@ -71,8 +72,14 @@ class BDotNode(Node):
     input_names = ("magnetometer",)
     output_names = ("mtq_dipole",)
 
-    def __init__(self, cfg: BDotCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: BDotCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         self.max_dipole = vector_param(cfg.max_dipole_am2, "max_dipole_am2", name, self.device)
         if bool((self.max_dipole < 0).any()):
@@ -91,12 +98,14 @@ class BDotNode(Node):
         signal = field_t
         if self.cfg.normalized:
             magnitude = field_t.norm(dim=-1, keepdim=True)
-            signal = torch.where(magnitude > _TINY_FIELD_T,
-                                 field_t / magnitude.clamp_min(_TINY_FIELD_T), 0.0)
+            signal = torch.where(
+                magnitude > _TINY_FIELD_T, field_t / magnitude.clamp_min(_TINY_FIELD_T), 0.0
+            )
         dipole = -self.cfg.gain * (signal - self.previous) / self.update_period_s
         if self.cfg.normalized:
-            dipole = torch.where(magnitude > _TINY_FIELD_T,
-                                 dipole / magnitude.clamp_min(_TINY_FIELD_T), 0.0)
+            dipole = torch.where(
+                magnitude > _TINY_FIELD_T, dipole / magnitude.clamp_min(_TINY_FIELD_T), 0.0
+            )
         dipole = torch.where(self.has_previous[:, None], dipole, 0.0)
         dipole = torch.maximum(torch.minimum(dipole, self.max_dipole), -self.max_dipole)
         self.previous = torch.where(self.due[:, None], signal, self.previous)
@@ -154,8 +163,14 @@ class QuaternionPDNode(Node):
     optional_inputs = ("target_rate",)
     output_names = ("torque",)
 
-    def __init__(self, cfg: QuaternionPDCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: QuaternionPDCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         self.kp = vector_param(cfg.kp_nm, "kp_nm", name, self.device)
         self.kd = vector_param(cfg.kd_nms, "kd_nms", name, self.device)
@@ -195,8 +210,14 @@ class RateDampingNode(Node):
     input_names = ("rate",)
     output_names = ("torque",)
 
-    def __init__(self, cfg: RateDampingCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: RateDampingCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         self.kd = vector_param(cfg.kd_nms, "kd_nms", name, self.device)
 

@@ -69,8 +69,9 @@ def cw_stm(n: float, t: float, *, device: torch.device | str = "cpu") -> torch.T
     return torch.tensor(rows, dtype=torch.float64, device=device)
 
 
-def cw_zoh_input(n: float, t: float, mass_kg: float, *,
-                 device: torch.device | str = "cpu") -> torch.Tensor:
+def cw_zoh_input(
+    n: float, t: float, mass_kg: float, *, device: torch.device | str = "cpu"
+) -> torch.Tensor:
     """Exact zero-order-hold input matrix Gamma(t), (6, 3): state change per constant force, N.
 
     Gamma = (1/m) int_0^t Phi(tau)[:, 3:6] dtau, integrated in closed form.
@@ -95,8 +96,9 @@ def cw_zoh_input(n: float, t: float, mass_kg: float, *,
     return torch.tensor(rows, dtype=torch.float64, device=device) / mass_kg
 
 
-def riccati_map(P: torch.Tensor, A: torch.Tensor, B: torch.Tensor, Q: torch.Tensor,
-                R: torch.Tensor) -> torch.Tensor:
+def riccati_map(
+    P: torch.Tensor, A: torch.Tensor, B: torch.Tensor, Q: torch.Tensor, R: torch.Tensor
+) -> torch.Tensor:
     """Right side of the DARE: Q + A^T P A - A^T P B (R + B^T P B)^-1 B^T P A."""
     PA, PB = P @ A, P @ B
     return Q + A.T @ PA - (A.T @ PB) @ torch.linalg.solve(R + B.T @ PB, PB.T @ A)
@@ -107,8 +109,15 @@ def lqr_gain(P: torch.Tensor, A: torch.Tensor, B: torch.Tensor, R: torch.Tensor)
     return torch.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
 
 
-def solve_dare(A: torch.Tensor, B: torch.Tensor, Q: torch.Tensor, R: torch.Tensor, *,
-               rtol: float = 1e-14, max_iterations: int = 100_000) -> torch.Tensor:
+def solve_dare(
+    A: torch.Tensor,
+    B: torch.Tensor,
+    Q: torch.Tensor,
+    R: torch.Tensor,
+    *,
+    rtol: float = 1e-14,
+    max_iterations: int = 100_000,
+) -> torch.Tensor:
     """Stabilising solution P of the discrete algebraic Riccati equation, float64.
 
     Doubling first (P after 2^k steps of the Riccati recursion from P = 0, so convergence is
@@ -170,11 +179,19 @@ class CwLqrNode(Node):
     input_names = ("rel_pos", "rel_vel")
     output_names = ("force_hill",)
 
-    def __init__(self, cfg: CwLqrCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: CwLqrCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
-        weights = [vector_param(getattr(cfg, f), f, name, self.device)
-                   for f in ("q_pos", "q_vel", "r_force", "max_force_n")]
+        weights = [
+            vector_param(getattr(cfg, f), f, name, self.device)
+            for f in ("q_pos", "q_vel", "r_force", "max_force_n")
+        ]
         q_pos, q_vel, r_force, self.max_force = weights
         if bool((q_pos < 0).any() or (q_vel < 0).any() or (r_force <= 0).any()):
             raise ValueError(f"node '{name}': q_pos, q_vel must be >= 0 and r_force > 0")

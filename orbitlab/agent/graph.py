@@ -45,23 +45,33 @@ class AgentGraph:
                 raise ValueError(f"AgentGraph: two nodes are named '{node.name}'")
             names.add(node.name)
             if node.num_envs != self.num_envs or abs(node.dt_s - self.dt_s) > 1e-12 * self.dt_s:
-                raise ValueError(f"AgentGraph: node '{node.name}' has num_envs {node.num_envs}, "
-                                 f"dt_s {node.dt_s}; the graph has {self.num_envs}, {self.dt_s}")
+                raise ValueError(
+                    f"AgentGraph: node '{node.name}' has num_envs {node.num_envs}, "
+                    f"dt_s {node.dt_s}; the graph has {self.num_envs}, {self.dt_s}"
+                )
             for name, key in node.input_keys.items():
-                if (name not in node.optional_inputs and key not in publisher
-                        and key not in self.external_inputs):
-                    raise ValueError(f"AgentGraph: node '{node.name}' input '{name}' reads key "
-                                     f"'{key}', which no earlier node publishes and which is "
-                                     f"not in external_inputs {sorted(self.external_inputs)}")
+                if (
+                    name not in node.optional_inputs
+                    and key not in publisher
+                    and key not in self.external_inputs
+                ):
+                    raise ValueError(
+                        f"AgentGraph: node '{node.name}' input '{name}' reads key "
+                        f"'{key}', which no earlier node publishes and which is "
+                        f"not in external_inputs {sorted(self.external_inputs)}"
+                    )
             for key in node.output_keys.values():
                 if key in publisher:
-                    raise ValueError(f"AgentGraph: key '{key}' is published by both node "
-                                     f"'{publisher[key]}' and node '{node.name}'")
+                    raise ValueError(
+                        f"AgentGraph: key '{key}' is published by both node "
+                        f"'{publisher[key]}' and node '{node.name}'"
+                    )
                 publisher[key] = node.name
         self.published_keys = tuple(publisher)
 
-    def step(self, values: dict[str, torch.Tensor],
-             step_count: torch.Tensor | int | None = None) -> dict[str, torch.Tensor]:
+    def step(
+        self, values: dict[str, torch.Tensor], step_count: torch.Tensor | int | None = None
+    ) -> dict[str, torch.Tensor]:
         """Run every node in order; return `values` extended with all published outputs.
 
         Args:
@@ -69,8 +79,11 @@ class AgentGraph:
             step_count: calls since each world's reset, (num_envs,) or scalar; None uses the
                 graph's own count. The graph's count advances by one either way.
         """
-        steps = self.step_count if step_count is None else as_world_tensor(
-            step_count, self.num_envs, self.device, torch.long)
+        steps = (
+            self.step_count
+            if step_count is None
+            else as_world_tensor(step_count, self.num_envs, self.device, torch.long)
+        )
         out = dict(values)
         for node in self.nodes:
             node.update(out, steps)
@@ -99,13 +112,15 @@ class AgentGraph:
         index = self.nodes.index(self.node(after_node))
         if index == len(self.nodes) - 1:
             raise ValueError(f"AgentGraph.suffix: no node after '{after_node}'")
-        cut = {key for node in self.nodes[:index + 1] for key in node.output_keys.values()}
-        return AgentGraph(self.nodes[index + 1:], self.external_inputs | cut)
+        cut = {key for node in self.nodes[: index + 1] for key in node.output_keys.values()}
+        return AgentGraph(self.nodes[index + 1 :], self.external_inputs | cut)
 
     def __str__(self) -> str:
         rows = [("node", "period", "inputs -> outputs")]
-        rows += [(name, period, f"{ins} -> {outs}")
-                 for name, period, ins, outs in (n.describe() for n in self.nodes)]
+        rows += [
+            (name, period, f"{ins} -> {outs}")
+            for name, period, ins, outs in (n.describe() for n in self.nodes)
+        ]
         widths = [max(len(r[i]) for r in rows) for i in range(2)]
         title = f"AgentGraph: {self.num_envs} worlds, dt {self.dt_s:g} s ('?': optional input)"
         lines = [title]

@@ -19,8 +19,9 @@ def axis_matrix(axes: object, name: str, owner: str, device: torch.device) -> to
     """Unit axes (k, 3) as the columns of a (3, k) matrix."""
     a = torch.as_tensor(axes, dtype=torch.float64, device=device)
     if a.ndim != 2 or a.shape[1] != 3 or a.shape[0] < 1:
-        raise ValueError(f"node '{owner}': {name} must be k >= 1 three-vectors, got "
-                         f"shape {tuple(a.shape)}")
+        raise ValueError(
+            f"node '{owner}': {name} must be k >= 1 three-vectors, got shape {tuple(a.shape)}"
+        )
     norm = a.norm(dim=1, keepdim=True)
     if bool((norm <= 0).any()):
         raise ValueError(f"node '{owner}': {name} must be non-zero vectors")
@@ -56,8 +57,14 @@ class TorqueToWheelsNode(Node):
     input_names = ("torque",)
     output_names = ("wheel_torque",)
 
-    def __init__(self, cfg: TorqueToWheelsCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: TorqueToWheelsCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         self.axes = axis_matrix(cfg.wheel_axes, "wheel_axes", name, self.device)
         self.distribution = torch.linalg.pinv(self.axes)
@@ -90,8 +97,14 @@ class TorqueToMagnetorquersNode(Node):
     input_names = ("torque", "magnetometer")
     output_names = ("mtq_dipole",)
 
-    def __init__(self, cfg: TorqueToMagnetorquersCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: TorqueToMagnetorquersCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         self.axes = axis_matrix(cfg.dipole_axes, "dipole_axes", name, self.device)
         self.projection = torch.linalg.pinv(self.axes)
@@ -101,8 +114,7 @@ class TorqueToMagnetorquersNode(Node):
         field_t = inputs["magnetometer"]
         square = (field_t * field_t).sum(-1, keepdim=True)
         ok = square > _MIN_FIELD_T**2
-        dipole = torch.cross(field_t, inputs["torque"], dim=-1) / square.clamp_min(
-            _MIN_FIELD_T**2)
+        dipole = torch.cross(field_t, inputs["torque"], dim=-1) / square.clamp_min(_MIN_FIELD_T**2)
         rods = torch.where(ok, dipole, 0.0) @ self.projection.T
         return {"mtq_dipole": limit_largest(rods, self.cfg.max_dipole_am2)}
 
@@ -154,8 +166,14 @@ class VelocityLoopNode(Node):
     input_names = ("velocity_command", "velocity")
     output_names = ("force",)
 
-    def __init__(self, cfg: VelocityLoopCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: VelocityLoopCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         for field_name in ("mass_kg", "time_constant_s", "max_force_n"):
             value = getattr(cfg, field_name)
             if not (math.isfinite(value) and value > 0.0):
@@ -188,8 +206,14 @@ class AllocationNode(Node):
     input_names = ("wrench_body",)
     output_names = ("thruster_force",)
 
-    def __init__(self, cfg: AllocationCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: AllocationCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         if not callable(getattr(cfg.allocator, "allocate", None)):
             raise TypeError(f"node '{name}': cfg.allocator must have an allocate(wrench) method")
@@ -198,4 +222,3 @@ class AllocationNode(Node):
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         self.last_result = self.cfg.allocator.allocate(inputs["wrench_body"])
         return {"thruster_force": self.last_result.forces}
-

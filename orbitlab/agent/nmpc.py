@@ -60,8 +60,10 @@ def require_casadi() -> Any:
     try:
         import casadi
     except ImportError as error:
-        raise ImportError("the NMPC controller needs CasADi, which is not installed: "
-                          "pip install 'orbitlab-sim[nmpc]'") from error
+        raise ImportError(
+            "the NMPC controller needs CasADi, which is not installed: "
+            "pip install 'orbitlab-sim[nmpc]'"
+        ) from error
     return casadi
 
 
@@ -161,17 +163,27 @@ def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product a (x) b of (..., 4) quaternions (w, x, y, z)."""
     aw, ax, ay, az = np.moveaxis(a, -1, 0)
     bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw],
-                    -1)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        -1,
+    )
 
 
 def quat_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrix (3, 3) of a unit quaternion (4,): v_out = M v_in."""
     w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def pair_matrix(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> np.ndarray:
@@ -186,16 +198,19 @@ def pair_matrix(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> np.
     return matrix
 
 
-def opposing_pairs(thrusters: Sequence[tuple[Sequence[float], Sequence[float]]]
-                   ) -> tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]:
+def opposing_pairs(
+    thrusters: Sequence[tuple[Sequence[float], Sequence[float]]],
+) -> tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]:
     """Group a layout of (position m, direction) thrusters into opposing pairs (same position,
     opposite directions); ValueError if some thruster has no partner."""
     left = [(np.asarray(p, float), np.asarray(d, float) / np.linalg.norm(d)) for p, d in thrusters]
     pairs = []
     while left:
         p, d = left.pop(0)
-        match = next((i for i, (p2, d2) in enumerate(left)
-                      if np.allclose(p, p2) and np.allclose(d, -d2)), None)
+        match = next(
+            (i for i, (p2, d2) in enumerate(left) if np.allclose(p, p2) and np.allclose(d, -d2)),
+            None,
+        )
         if match is None:
             raise ValueError(f"thruster at {p.tolist()} along {d.tolist()} has no opposing partner")
         left.pop(match)
@@ -214,8 +229,12 @@ class FormationNmpc:
     start from the previous plan shifted by one step; `reset()` forgets it.
     """
 
-    def __init__(self, cfg: NmpcCfg, slot_offset_m: Sequence[float] = (0.0, 0.0, 0.0),
-                 attitude_offset: Sequence[float] = (1.0, 0.0, 0.0, 0.0)) -> None:
+    def __init__(
+        self,
+        cfg: NmpcCfg,
+        slot_offset_m: Sequence[float] = (0.0, 0.0, 0.0),
+        attitude_offset: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
+    ) -> None:
         self.ca = require_casadi()
         if cfg.horizon_steps < 1 or not cfg.dt_s > 0 or cfg.rk4_substeps < 1:
             raise ValueError("NmpcCfg: horizon_steps, dt_s and rk4_substeps must be positive")
@@ -246,17 +265,26 @@ class FormationNmpc:
         p, v, q, w = x[0:3], x[3:6], x[6:10], x[10:13]
         qw, qx, qy, qz = q[0], q[1], q[2], q[3]
         rot = ca.vertcat(
-            ca.horzcat(1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)),
-            ca.horzcat(2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)),
-            ca.horzcat(2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)))
+            ca.horzcat(
+                1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)
+            ),
+            ca.horzcat(
+                2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)
+            ),
+            ca.horzcat(
+                2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)
+            ),
+        )
         force_hill = rot @ u[0:3]
         accel = ca.vertcat(3 * n * n * p[0] + 2 * n * v[1], -2 * n * v[0], -n * n * p[2])
         accel = accel + force_hill / cfg.mass_kg
         rel = w - rot.T @ ca.DM([0.0, 0.0, n])  # body rate relative to the rotating Hill frame
-        qdot = 0.5 * ca.vertcat(-qx * rel[0] - qy * rel[1] - qz * rel[2],
-                                qw * rel[0] + qy * rel[2] - qz * rel[1],
-                                qw * rel[1] - qx * rel[2] + qz * rel[0],
-                                qw * rel[2] + qx * rel[1] - qy * rel[0])
+        qdot = 0.5 * ca.vertcat(
+            -qx * rel[0] - qy * rel[1] - qz * rel[2],
+            qw * rel[0] + qy * rel[2] - qz * rel[1],
+            qw * rel[1] - qx * rel[2] + qz * rel[0],
+            qw * rel[2] + qx * rel[1] - qy * rel[0],
+        )
         J = ca.DM(cfg.inertia_kgm2)
         wdot = (u[3:6] - ca.cross(w, J * w)) / J
         return ca.vertcat(v, accel, qdot, wdot)
@@ -287,8 +315,12 @@ class FormationNmpc:
         ca = self.ca
         dp, dv, dw = x[0:3] - r[0:3], x[3:6] - r[3:6], x[10:13] - r[10:13]
         dot = ca.dot(x[6:10], r[6:10])
-        return (weights[0] * ca.sumsqr(dp) + weights[3] * ca.sumsqr(dv)
-                + weights[6] * (1 - dot * dot) + weights[7] * ca.sumsqr(dw))
+        return (
+            weights[0] * ca.sumsqr(dp)
+            + weights[3] * ca.sumsqr(dv)
+            + weights[6] * (1 - dot * dot)
+            + weights[7] * ca.sumsqr(dw)
+        )
 
     def _build(self) -> Any:
         ca, c = self.ca, self.cfg
@@ -327,10 +359,12 @@ class FormationNmpc:
         nx = STATE_DIM * (N + 1)
         self._slices = (slice(0, nx), slice(nx, nx + nu * N), slice(nx + nu * N, None))
         inf = np.inf
-        self.lbx = np.concatenate([np.full(nx, -inf), np.tile(-self.input_bound, N),
-                                   np.zeros(K * N)])
-        self.ubx = np.concatenate([np.full(nx, inf), np.tile(self.input_bound, N),
-                                   np.full(K * N, inf)])
+        self.lbx = np.concatenate(
+            [np.full(nx, -inf), np.tile(-self.input_bound, N), np.zeros(K * N)]
+        )
+        self.ubx = np.concatenate(
+            [np.full(nx, inf), np.tile(self.input_bound, N), np.full(K * N, inf)]
+        )
         self.lbg = np.zeros(self._n_eq + self._n_keep)
         self.ubg = np.concatenate([np.zeros(self._n_eq), np.full(self._n_keep, inf)])
 
@@ -338,17 +372,30 @@ class FormationNmpc:
         c = self.cfg
         if c.solver == "ipopt":
             opts: dict[str, Any] = {
-                "print_time": False, "ipopt.print_level": 0, "ipopt.sb": "yes",
-                "ipopt.max_iter": c.max_iterations, "ipopt.tol": c.tolerance,
+                "print_time": False,
+                "ipopt.print_level": 0,
+                "ipopt.sb": "yes",
+                "ipopt.max_iter": c.max_iterations,
+                "ipopt.tol": c.tolerance,
                 "ipopt.acceptable_tol": 1e3 * c.tolerance,
-                "ipopt.warm_start_init_point": "yes", "ipopt.warm_start_bound_push": 1e-6,
-                "ipopt.warm_start_mult_bound_push": 1e-6, "ipopt.mu_init": 1e-3}
+                "ipopt.warm_start_init_point": "yes",
+                "ipopt.warm_start_bound_push": 1e-6,
+                "ipopt.warm_start_mult_bound_push": 1e-6,
+                "ipopt.mu_init": 1e-3,
+            }
         elif c.solver == "sqpmethod":
-            opts = {"print_time": False, "print_header": False, "print_iteration": False,
-                    "print_status": False, "max_iter": c.max_iterations, "tol_pr": c.tolerance,
-                    "tol_du": c.tolerance, "qpsol": "qpoases",
-                    "qpsol_options": {"printLevel": "none", "error_on_fail": False},
-                    "error_on_fail": False}
+            opts = {
+                "print_time": False,
+                "print_header": False,
+                "print_iteration": False,
+                "print_status": False,
+                "max_iter": c.max_iterations,
+                "tol_pr": c.tolerance,
+                "tol_du": c.tolerance,
+                "qpsol": "qpoases",
+                "qpsol_options": {"printLevel": "none", "error_on_fail": False},
+                "error_on_fail": False,
+            }
         else:
             opts = {"print_time": False}
         opts.update(c.solver_options)
@@ -378,8 +425,10 @@ class FormationNmpc:
         for b, traj in enumerate(others):
             traj = np.asarray(traj, float)
             if traj.shape != (N + 1, 3) and traj.shape != (N + 1, STATE_DIM):
-                raise ValueError(f"obstacle trajectory must be ({N + 1}, 3) positions or "
-                                 f"({N + 1}, 13) states, got {traj.shape}")
+                raise ValueError(
+                    f"obstacle trajectory must be ({N + 1}, 3) positions or "
+                    f"({N + 1}, 13) states, got {traj.shape}"
+                )
             out[b] = traj[:, :3]
         return out
 
@@ -400,8 +449,12 @@ class FormationNmpc:
         X[0] = x0
         return np.concatenate([X.reshape(-1), D.reshape(-1), S.reshape(-1)])
 
-    def solve(self, follower_state: np.ndarray, leader_trajectory: np.ndarray,
-              others: Sequence[np.ndarray] | None = None) -> NmpcSolution:
+    def solve(
+        self,
+        follower_state: np.ndarray,
+        leader_trajectory: np.ndarray,
+        others: Sequence[np.ndarray] | None = None,
+    ) -> NmpcSolution:
         """Solve the OCP from `follower_state` and return the plan.
 
         Args:
@@ -416,16 +469,23 @@ class FormationNmpc:
         x0 = np.asarray(follower_state, float).reshape(STATE_DIM)
         leader = np.asarray(leader_trajectory, float)
         if leader.shape != (N + 1, STATE_DIM):
-            raise ValueError(f"leader_trajectory must be ({N + 1}, {STATE_DIM}), got "
-                             f"{leader.shape}")
+            raise ValueError(
+                f"leader_trajectory must be ({N + 1}, {STATE_DIM}), got {leader.shape}"
+            )
         ref = self.reference(leader)
         signs = np.where(ref[:, 6:10] @ x0[6:10] < 0, -1.0, 1.0)  # same hemisphere as x0
         ref[:, 6:10] *= signs[:, None]
         obs = self._obstacles(others)
         params = np.concatenate([x0, ref.reshape(-1), obs.reshape(-1, 3).reshape(-1)])
         guess = self._initial_guess(x0, ref)
-        kwargs: dict[str, Any] = {"x0": guess, "p": params, "lbx": self.lbx, "ubx": self.ubx,
-                                  "lbg": self.lbg, "ubg": self.ubg}
+        kwargs: dict[str, Any] = {
+            "x0": guess,
+            "p": params,
+            "lbx": self.lbx,
+            "ubx": self.ubx,
+            "lbg": self.lbg,
+            "ubg": self.ubg,
+        }
         if self._lam_g is not None:
             kwargs["lam_g0"], kwargs["lam_x0"] = self._lam_g, self._lam_x
         start = time.perf_counter()
@@ -441,15 +501,21 @@ class FormationNmpc:
             self._lam_g = np.asarray(result["lam_g"]).reshape(-1)
             self._lam_x = np.asarray(result["lam_x"]).reshape(-1)
         X = w[self._slices[0]].reshape(N + 1, STATE_DIM)
-        D = np.clip(w[self._slices[1]].reshape(N, self.input_dim), -self.input_bound,
-                    self.input_bound)
+        D = np.clip(
+            w[self._slices[1]].reshape(N, self.input_dim), -self.input_bound, self.input_bound
+        )
         S = w[self._slices[2]]
         wrenches = D @ self.input_matrix.T
         return NmpcSolution(
-            wrench=wrenches[0].copy(), states=X, wrenches=wrenches, solve_time_s=elapsed,
-            success=bool(stats.get("success", False)), status=str(stats.get("return_status", "")),
+            wrench=wrenches[0].copy(),
+            states=X,
+            wrenches=wrenches,
+            solve_time_s=elapsed,
+            success=bool(stats.get("success", False)),
+            status=str(stats.get("return_status", "")),
             iterations=int(stats.get("iter_count", -1)),
-            max_slack=float(S.max()) if S.size else 0.0)
+            max_slack=float(S.max()) if S.size else 0.0,
+        )
 
     def within_limits(self, wrench: np.ndarray, tol: float = 1e-6) -> bool:
         """Whether a body wrench (6,) can be produced within the input bounds (pairs: the
@@ -489,27 +555,42 @@ class FormationNmpcNode(Node):
     of the other agents' plans of the previous update shifted by one step (what an agent has
     received when it solves; the first update after a reset holds them at their states)."""
 
-    def __init__(self, cfg: FormationNmpcNodeCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: FormationNmpcNodeCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         agents = tuple(cfg.agents)
         if not agents or len(cfg.slot_offsets_m) != len(agents):
             raise ValueError(f"node '{name}': give one slot offset per agent ({agents})")
         self.input_names = ("leader_plan",) + tuple(f"state/{a}" for a in agents)
-        self.output_names = (tuple(f"wrench/{a}" for a in agents)
-                             + tuple(f"plan/{a}" for a in agents))
+        self.output_names = tuple(f"wrench/{a}" for a in agents) + tuple(
+            f"plan/{a}" for a in agents
+        )
         super().__init__(cfg, name, num_envs, dt_s, device)
         if abs(self.update_period_s - cfg.nmpc.dt_s) > 1e-9:
-            raise ValueError(f"node '{name}': period {self.update_period_s} s must equal the "
-                             f"model step nmpc.dt_s = {cfg.nmpc.dt_s} s")
+            raise ValueError(
+                f"node '{name}': period {self.update_period_s} s must equal the "
+                f"model step nmpc.dt_s = {cfg.nmpc.dt_s} s"
+            )
         needed = (len(agents) - 1) + int(cfg.avoid_leader)
         if needed > cfg.nmpc.num_obstacles:
-            raise ValueError(f"node '{name}': {needed} obstacles per agent, but "
-                             f"nmpc.num_obstacles is {cfg.nmpc.num_obstacles}")
+            raise ValueError(
+                f"node '{name}': {needed} obstacles per agent, but "
+                f"nmpc.num_obstacles is {cfg.nmpc.num_obstacles}"
+            )
         self.agents = agents
         dqs = cfg.attitude_offsets or ((1.0, 0.0, 0.0, 0.0),) * len(agents)
-        self.problems = [[FormationNmpc(cfg.nmpc, off, dq)
-                          for off, dq in zip(cfg.slot_offsets_m, dqs, strict=True)]
-                         for _ in range(self.num_envs)]
+        self.problems = [
+            [
+                FormationNmpc(cfg.nmpc, off, dq)
+                for off, dq in zip(cfg.slot_offsets_m, dqs, strict=True)
+            ]
+            for _ in range(self.num_envs)
+        ]
         H = cfg.nmpc.horizon_steps
         self.plans = np.zeros((self.num_envs, len(agents), H + 1, STATE_DIM))
         self.has_plan = np.zeros((self.num_envs, len(agents)), dtype=bool)
@@ -517,20 +598,28 @@ class FormationNmpcNode(Node):
         """Solver wall times per agent, s (every solve since construction)."""
         self.failures: dict[str, int] = {a: 0 for a in agents}
         """Solves whose solver did not report success, per agent."""
-        self.last: list[list[NmpcSolution | None]] = [[None] * len(agents)
-                                                      for _ in range(self.num_envs)]
+        self.last: list[list[NmpcSolution | None]] = [
+            [None] * len(agents) for _ in range(self.num_envs)
+        ]
 
     def reset_state(self, worlds: torch.Tensor | slice) -> None:
-        ids = range(self.num_envs)[worlds] if isinstance(worlds, slice) else (
-            torch.arange(self.num_envs)[worlds.cpu()].tolist() if worlds.dtype == torch.bool
-            else worlds.cpu().reshape(-1).tolist())
-        for i in ([ids] if isinstance(ids, int) else ids):
+        ids = (
+            range(self.num_envs)[worlds]
+            if isinstance(worlds, slice)
+            else (
+                torch.arange(self.num_envs)[worlds.cpu()].tolist()
+                if worlds.dtype == torch.bool
+                else worlds.cpu().reshape(-1).tolist()
+            )
+        )
+        for i in [ids] if isinstance(ids, int) else ids:
             for problem in self.problems[i]:
                 problem.reset()
             self.has_plan[i] = False
 
-    def _others(self, world: int, k: int, states: np.ndarray, leader: np.ndarray
-                ) -> list[np.ndarray]:
+    def _others(
+        self, world: int, k: int, states: np.ndarray, leader: np.ndarray
+    ) -> list[np.ndarray]:
         H = self.cfg.nmpc.horizon_steps
         others = [leader[:, :3]] if self.cfg.avoid_leader else []
         for j in range(len(self.agents)):
@@ -545,15 +634,17 @@ class FormationNmpcNode(Node):
 
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         leader = inputs["leader_plan"].detach().cpu().double().numpy()
-        states = np.stack([inputs[f"state/{a}"].detach().cpu().double().numpy()
-                           for a in self.agents], 1)
+        states = np.stack(
+            [inputs[f"state/{a}"].detach().cpu().double().numpy() for a in self.agents], 1
+        )
         due = self.due.cpu().numpy()
         wrench = np.zeros((self.num_envs, len(self.agents), WRENCH_DIM))
         new_plans = self.plans.copy()
         for i in np.nonzero(due)[0]:
             for k, agent in enumerate(self.agents):
-                sol = self.problems[i][k].solve(states[i, k], leader[i],
-                                                self._others(i, k, states[i], leader[i]))
+                sol = self.problems[i][k].solve(
+                    states[i, k], leader[i], self._others(i, k, states[i], leader[i])
+                )
                 wrench[i, k] = sol.wrench
                 new_plans[i, k] = sol.states
                 self.last[i][k] = sol
@@ -562,19 +653,40 @@ class FormationNmpcNode(Node):
             self.has_plan[i] = True
         self.plans = new_plans
         kw = {"dtype": torch.float64, "device": self.device}
-        out = {f"wrench/{a}": torch.as_tensor(wrench[:, k], **kw)
-               for k, a in enumerate(self.agents)}
-        out.update({f"plan/{a}": torch.as_tensor(self.plans[:, k], **kw)
-                    for k, a in enumerate(self.agents)})
+        out = {
+            f"wrench/{a}": torch.as_tensor(wrench[:, k], **kw) for k, a in enumerate(self.agents)
+        }
+        out.update(
+            {
+                f"plan/{a}": torch.as_tensor(self.plans[:, k], **kw)
+                for k, a in enumerate(self.agents)
+            }
+        )
         return out
 
     def solve_time_summary(self) -> dict[str, tuple[float, float]]:
         """(mean, max) solver wall time per agent, ms."""
-        return {a: (1e3 * float(np.mean(t)) if t else math.nan,
-                    1e3 * float(np.max(t)) if t else math.nan)
-                for a, t in self.solve_times_s.items()}
+        return {
+            a: (
+                1e3 * float(np.mean(t)) if t else math.nan,
+                1e3 * float(np.max(t)) if t else math.nan,
+            )
+            for a, t in self.solve_times_s.items()
+        }
 
 
-__all__ = ["FAR_AWAY_M", "STATE_DIM", "WRENCH_DIM", "FormationNmpc", "FormationNmpcNode",
-           "FormationNmpcNodeCfg", "NmpcCfg", "NmpcSolution", "opposing_pairs", "pair_matrix",
-           "quat_matrix", "quat_mul", "require_casadi"]
+__all__ = [
+    "FAR_AWAY_M",
+    "STATE_DIM",
+    "WRENCH_DIM",
+    "FormationNmpc",
+    "FormationNmpcNode",
+    "FormationNmpcNodeCfg",
+    "NmpcCfg",
+    "NmpcSolution",
+    "opposing_pairs",
+    "pair_matrix",
+    "quat_matrix",
+    "quat_mul",
+    "require_casadi",
+]

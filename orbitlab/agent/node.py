@@ -34,14 +34,18 @@ def period_steps(period_s: float, dt_s: float, owner: str) -> int:
         raise ValueError(f"{owner}: dt_s = {dt_s} s must be finite and > 0")
     steps = period_s / dt_s
     if not (math.isfinite(period_s) and period_s >= 0.0) or abs(steps - round(steps)) > 1e-9 * max(
-            1.0, steps):
-        raise ValueError(f"{owner}: period_s = {period_s} s must be >= 0 and a whole multiple "
-                         f"of the graph's dt_s = {dt_s} s")
+        1.0, steps
+    ):
+        raise ValueError(
+            f"{owner}: period_s = {period_s} s must be >= 0 and a whole multiple "
+            f"of the graph's dt_s = {dt_s} s"
+        )
     return max(1, round(steps))
 
 
-def as_world_tensor(value: object, num_envs: int, device: torch.device | str,
-                    dtype: torch.dtype) -> torch.Tensor:
+def as_world_tensor(
+    value: object, num_envs: int, device: torch.device | str, dtype: torch.dtype
+) -> torch.Tensor:
     """`value` (scalar or (num_envs,)) as a (num_envs,) tensor."""
     return torch.as_tensor(value, dtype=dtype, device=device).expand(num_envs)
 
@@ -60,8 +64,14 @@ class Node:
     optional_inputs: ClassVar[tuple[str, ...]] = ()
     output_names: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, cfg: NodeCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: NodeCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         if num_envs < 1:
             raise ValueError(f"node '{name}': num_envs must be >= 1, got {num_envs}")
         self.cfg, self.name, self.num_envs, self.dt_s = cfg, name, int(num_envs), float(dt_s)
@@ -78,8 +88,9 @@ class Node:
     def _check_wiring(self, mapping: dict[str, str], names: tuple[str, ...], what: str) -> None:
         unknown = sorted(set(mapping) - set(names))
         if unknown:
-            raise ValueError(f"node '{self.name}': cfg.{what} names {unknown}, but its {what} "
-                             f"are {list(names)}")
+            raise ValueError(
+                f"node '{self.name}': cfg.{what} names {unknown}, but its {what} are {list(names)}"
+            )
 
     # -------------------------------------------------------------- wiring
     @property
@@ -104,13 +115,18 @@ class Node:
             if key not in values:
                 if name in self.optional_inputs:
                     continue
-                raise KeyError(f"node '{self.name}': input '{name}' needs key '{key}', which is "
-                               f"not in the values ({sorted(values)})")
+                raise KeyError(
+                    f"node '{self.name}': input '{name}' needs key '{key}', which is "
+                    f"not in the values ({sorted(values)})"
+                )
             value = values[key]
-            if isinstance(value, torch.Tensor) and (value.ndim == 0
-                                                    or value.shape[0] != self.num_envs):
-                raise ValueError(f"node '{self.name}': key '{key}' must be batched over "
-                                 f"{self.num_envs} worlds, got shape {tuple(value.shape)}")
+            if isinstance(value, torch.Tensor) and (
+                value.ndim == 0 or value.shape[0] != self.num_envs
+            ):
+                raise ValueError(
+                    f"node '{self.name}': key '{key}' must be batched over "
+                    f"{self.num_envs} worlds, got shape {tuple(value.shape)}"
+                )
             inputs[name] = value
         return inputs
 
@@ -146,8 +162,10 @@ class Node:
         self.due = due
         outputs = self.compute(inputs)
         if set(outputs) != set(self.output_names):
-            raise RuntimeError(f"node '{self.name}': compute returned {sorted(outputs)}, "
-                               f"expected {list(self.output_names)}")
+            raise RuntimeError(
+                f"node '{self.name}': compute returned {sorted(outputs)}, "
+                f"expected {list(self.output_names)}"
+            )
         for name, value in outputs.items():
             old = self.held.get(name)
             if old is None or old.shape != value.shape:
@@ -159,6 +177,7 @@ class Node:
     def describe(self) -> tuple[str, str, str, str]:
         """(name, period, inputs, outputs) for the graph's table."""
         period = "every call" if self.cfg.period_s == 0 else f"{self.update_period_s:g} s"
-        ins = ", ".join(k + ("?" if n in self.optional_inputs else "")
-                        for n, k in self.input_keys.items())
+        ins = ", ".join(
+            k + ("?" if n in self.optional_inputs else "") for n, k in self.input_keys.items()
+        )
         return self.name, period, ins, ", ".join(self.output_keys.values())

@@ -50,8 +50,15 @@ class BridgeBenchCfg:
     Python controller process can be; with more, the bridge itself."""
 
 
-def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warmup_s: float,
-                 duration_s: float, stop, queue) -> None:
+def _client_main(
+    ports: dict[str, int],
+    names: list[str],
+    only_names: bool,
+    warmup_s: float,
+    duration_s: float,
+    stop,
+    queue,
+) -> None:
     """Child process: answer every state of `names` (its share of the spacecraft) with a
     command and time the states' arrivals over `duration_s`, then keep answering until
     `stop` is set (the simulator's own measurement must not see the client leave). With
@@ -60,9 +67,12 @@ def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warm
 
     arrivals: dict[str, list[float]] = {n: [] for n in names}
     sent = [0]
-    with Client(pub_port=ports["telemetry"], sub_port=ports["commands"],
-                heartbeat_port=ports["heartbeat"],
-                namespaces=tuple(names) if only_names else None) as client:
+    with Client(
+        pub_port=ports["telemetry"],
+        sub_port=ports["commands"],
+        heartbeat_port=ports["heartbeat"],
+        namespaces=tuple(names) if only_names else None,
+    ) as client:
         force = [0.01, 0.0, 0.0]
 
         def on_state(message, client=client):
@@ -108,9 +118,16 @@ def _client_main(ports: dict[str, int], names: list[str], only_names: bool, warm
         serve_until(stopped)
     hz = [len(a) / elapsed for a in measured]
     jitter = [float(np.std(np.diff(a))) * 1e3 if len(a) > 2 else float("nan") for a in measured]
-    queue.put({"sent_hz": commands / elapsed / len(names), "client_cpu": cpu,
-               "achieved_hz": float(np.mean(hz)), "jitter_ms": float(np.nanmean(jitter))
-               if not np.all(np.isnan(jitter)) else float("nan")})
+    queue.put(
+        {
+            "sent_hz": commands / elapsed / len(names),
+            "client_cpu": cpu,
+            "achieved_hz": float(np.mean(hz)),
+            "jitter_ms": float(np.nanmean(jitter))
+            if not np.all(np.isnan(jitter))
+            else float("nan"),
+        }
+    )
 
 
 def python_speed_ns(loops: int = 200_000) -> float:
@@ -134,26 +151,44 @@ def _port(endpoint: str) -> int:
     return int(endpoint.rsplit(":", 1)[1])
 
 
-def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_hz: float,
-                lockstep: bool, clients: int = 1) -> dict:
+def measure_row(
+    sim,
+    names: list[str],
+    cfg: BridgeBenchCfg,
+    accel: float,
+    rate_hz: float,
+    lockstep: bool,
+    clients: int = 1,
+) -> dict:
     from orbitlab.bridge.server import BridgeCfg, BridgeServer
 
     if not 1 <= clients <= len(names):
-        raise ValueError(f"clients must be 1..{len(names)} (one spacecraft each at least), "
-                         f"got {clients}")
+        raise ValueError(
+            f"clients must be 1..{len(names)} (one spacecraft each at least), got {clients}"
+        )
     python_ns = python_speed_ns()
-    bridge = BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, accel=accel, rate_hz=0.0,
-                       lockstep=lockstep, max_drain=100000)
+    bridge = BridgeCfg(
+        pub_port=0,
+        sub_port=0,
+        heartbeat_port=0,
+        accel=accel,
+        rate_hz=0.0,
+        lockstep=lockstep,
+        max_drain=100000,
+    )
     server = BridgeServer(sim, bridge)
     ctx = mp.get_context("spawn")
     queue, stop = ctx.Queue(), ctx.Event()
     ports = {k: _port(v) for k, v in server.endpoints.items()}
     shares = [[str(n) for n in share] for share in np.array_split(np.asarray(names), clients)]
-    children = [ctx.Process(target=_client_main, args=(ports, share, clients > 1,
-                                                       cfg.warmup_s, cfg.duration_s, stop,
-                                                       queue),
-                            daemon=True)
-                for share in shares]
+    children = [
+        ctx.Process(
+            target=_client_main,
+            args=(ports, share, clients > 1, cfg.warmup_s, cfg.duration_s, stop, queue),
+            daemon=True,
+        )
+        for share in shares
+    ]
     try:
         for child in children:
             child.start()
@@ -186,8 +221,10 @@ def measure_row(sim, names: list[str], cfg: BridgeBenchCfg, accel: float, rate_h
                 child.kill()
         server.close()
     weights = [len(share) for share in shares]
-    result = {key: float(np.average([p[key] for p in parts], weights=weights))
-              for key in ("achieved_hz", "jitter_ms", "sent_hz")}
+    result = {
+        key: float(np.average([p[key] for p in parts], weights=weights))
+        for key in ("achieved_hz", "jitter_ms", "sent_hz")
+    }
     result["client_cpu"] = sum(p["client_cpu"] for p in parts)
     result["clients"] = clients
     result["commands_hz"] = result.pop("sent_hz")
@@ -207,16 +244,39 @@ def measure_bridge(cfg: BridgeBenchCfg) -> list[dict]:
             for rate in cfg.rates_hz:
                 for clients in sorted({min(k, n) for k in cfg.clients}):
                     sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=speed / rate))
-                    r = measure_row(sim, sim.names, cfg, accel=speed, rate_hz=rate,
-                                    lockstep=False, clients=clients)
-                    rows.append({"sim": "stand-in", "mode": "paced", "spacecraft": n,
-                                 "speed": speed, "asked_hz": rate, **r})
+                    r = measure_row(
+                        sim,
+                        sim.names,
+                        cfg,
+                        accel=speed,
+                        rate_hz=rate,
+                        lockstep=False,
+                        clients=clients,
+                    )
+                    rows.append(
+                        {
+                            "sim": "stand-in",
+                            "mode": "paced",
+                            "spacecraft": n,
+                            "speed": speed,
+                            "asked_hz": rate,
+                            **r,
+                        }
+                    )
                     print(_line(rows[-1]), flush=True)
         if cfg.lockstep:
             sim = StandInSim(StandInCfg(num_spacecraft=n, physics_dt=0.001))
             r = measure_row(sim, sim.names, cfg, accel=0.0, rate_hz=0.0, lockstep=True)
-            rows.append({"sim": "stand-in", "mode": "lockstep", "spacecraft": n,
-                         "speed": float("nan"), "asked_hz": float("nan"), **r})
+            rows.append(
+                {
+                    "sim": "stand-in",
+                    "mode": "lockstep",
+                    "spacecraft": n,
+                    "speed": float("nan"),
+                    "asked_hz": float("nan"),
+                    **r,
+                }
+            )
             print(_line(rows[-1]), flush=True)
     if cfg.real_sim:
         rows += _real_rows(cfg)
@@ -238,16 +298,25 @@ def _real_rows(cfg: BridgeBenchCfg) -> list[dict]:
         adapter = SceneAdapter(scene, SceneAdapterCfg(sensors=False, actuator_outputs=False))
         names = list(adapter.free)
         r = measure_row(adapter, names, cfg, accel=accel, rate_hz=0.0, lockstep=mode == "lockstep")
-        rows.append({"sim": "formation", "mode": mode, "spacecraft": len(names),
-                     "speed": accel if accel else float("nan"),
-                     "asked_hz": 100.0 if mode == "paced" else float("nan"), **r})
+        rows.append(
+            {
+                "sim": "formation",
+                "mode": mode,
+                "spacecraft": len(names),
+                "speed": accel if accel else float("nan"),
+                "asked_hz": 100.0 if mode == "paced" else float("nan"),
+                **r,
+            }
+        )
         print(_line(rows[-1]), flush=True)
     return rows
 
 
-HEADER = (f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'cl':>3s} {'speed':>6s} {'asked Hz':>9s} "
-          f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s} "
-          f"{'CPU sim/client':>15s} {'py ns':>6s}")
+HEADER = (
+    f"{'sim':10s} {'mode':8s} {'s/c':>4s} {'cl':>3s} {'speed':>6s} {'asked Hz':>9s} "
+    f"{'achieved Hz':>12s} {'std ms':>8s} {'cmds Hz':>9s} {'applied Hz':>11s} "
+    f"{'CPU sim/client':>15s} {'py ns':>6s}"
+)
 
 
 def _fmt(x: float, spec: str) -> str:
@@ -257,11 +326,13 @@ def _fmt(x: float, spec: str) -> str:
 def _line(row: dict) -> str:
     speed = "max" if row["mode"] == "lockstep" else f"{row['speed']:g}x"
     asked = "max" if np.isnan(row["asked_hz"]) else f"{row['asked_hz']:.0f}"
-    return (f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {row['clients']:3d} "
-            f"{speed:>6s} "
-            f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
-            f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')} "
-            f"{row['server_cpu']:>9.2f} / {row['client_cpu']:.2f} {row['python_ns']:>6.1f}")
+    return (
+        f"{row['sim']:10s} {row['mode']:8s} {row['spacecraft']:4d} {row['clients']:3d} "
+        f"{speed:>6s} "
+        f"{asked:>9s} {_fmt(row['achieved_hz'], '12.0f')} {_fmt(row['jitter_ms'], '8.3f')} "
+        f"{_fmt(row['commands_hz'], '9.0f')} {_fmt(row['applied_hz'], '11.0f')} "
+        f"{row['server_cpu']:>9.2f} / {row['client_cpu']:.2f} {row['python_ns']:>6.1f}"
+    )
 
 
 def format_bridge(rows: list[dict]) -> str:

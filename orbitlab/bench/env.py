@@ -67,7 +67,7 @@ def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float
             env.scene.data.step = real
 
     def reset_subset():
-        ids = torch.randperm(num_envs, generator=gen, device=env.device)[:max(1, num_envs // 10)]
+        ids = torch.randperm(num_envs, generator=gen, device=env.device)[: max(1, num_envs // 10)]
         env._reset_idx(ids)
 
     env_step()
@@ -78,18 +78,22 @@ def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float
         phys_times.append(_time(physics, cfg.steps))
         reset_times.append(_time(reset_subset, 2))
         alone_times.append(_time(framework_only, cfg.steps))
-    t_env, t_phys, t_reset, t_alone = (float(np.median(x)) for x in (
-        env_times, phys_times, reset_times, alone_times))
+    t_env, t_phys, t_reset, t_alone = (
+        float(np.median(x)) for x in (env_times, phys_times, reset_times, alone_times)
+    )
     env.close()
-    return {"env_steps_per_s": num_envs / t_env,
-            "physics_steps_per_s": num_envs * env.cfg.decimation / t_phys,
-            "framework_tax": t_env / t_phys - 1.0,
-            "framework_alone_over_physics": t_alone / t_phys,
-            "reset_10pct_over_step": t_reset / t_env}
+    return {
+        "env_steps_per_s": num_envs / t_env,
+        "physics_steps_per_s": num_envs * env.cfg.decimation / t_phys,
+        "framework_tax": t_env / t_phys - 1.0,
+        "framework_alone_over_physics": t_alone / t_phys,
+        "reset_10pct_over_step": t_reset / t_env,
+    }
 
 
-def measure_env(cfg: EnvBenchCfg, on_row: Callable[[dict], None] | None = None
-                ) -> dict[str, dict[str, dict[str, float]]]:
+def measure_env(
+    cfg: EnvBenchCfg, on_row: Callable[[dict], None] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
     """{task: {num_envs: {env_steps_per_s, physics_steps_per_s, framework_tax, ...}}}.
 
     `on_row(results)` is called after every (task, num_envs) row, so that a caller can
@@ -105,14 +109,20 @@ def measure_env(cfg: EnvBenchCfg, on_row: Callable[[dict], None] | None = None
 
 
 def format_env(results) -> str:
-    lines = [(f"{'task':<14} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
-              f"{'framework tax':>14} {'alone/physics':>14} {'reset 10%/step':>15}")]
+    lines = [
+        (
+            f"{'task':<14} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
+            f"{'framework tax':>14} {'alone/physics':>14} {'reset 10%/step':>15}"
+        )
+    ]
     for task, rows in results.items():
         for n, r in rows.items():
-            lines.append(f"{task:<14} {n:>6} {r['env_steps_per_s']:>12,.0f} "
-                         f"{r['physics_steps_per_s']:>16,.0f} {r['framework_tax']:>14.1%} "
-                         f"{r['framework_alone_over_physics']:>14.1%} "
-                         f"{r['reset_10pct_over_step']:>15.2f}")
+            lines.append(
+                f"{task:<14} {n:>6} {r['env_steps_per_s']:>12,.0f} "
+                f"{r['physics_steps_per_s']:>16,.0f} {r['framework_tax']:>14.1%} "
+                f"{r['framework_alone_over_physics']:>14.1%} "
+                f"{r['reset_10pct_over_step']:>15.2f}"
+            )
     return "\n".join(lines)
 
 

@@ -58,12 +58,20 @@ def benchmark_model(integrator: str | None = None, coupling: str = "held") -> Or
     spec.integrator = integrator
     spec.orbit.coupling = coupling
     for name, normal in (("panel_front", (0.0, 1.0, 0.0)), ("panel_back", (0.0, -1.0, 0.0))):
-        spec.orbit.add_surface(SurfaceCfg(name=name, body_name="spacecraft",
-                                          center_of_pressure_body=(0.0, 0.0, 0.5),
-                                          normal_body=normal, area=2.0))
-    spec.orbit.add_magnetic_body(MagneticDipoleCfg(name="residual_dipole",
-                                                   body_name="spacecraft",
-                                                   dipole_body=(0.0, 0.0, 0.05)))
+        spec.orbit.add_surface(
+            SurfaceCfg(
+                name=name,
+                body_name="spacecraft",
+                center_of_pressure_body=(0.0, 0.0, 0.5),
+                normal_body=normal,
+                area=2.0,
+            )
+        )
+    spec.orbit.add_magnetic_body(
+        MagneticDipoleCfg(
+            name="residual_dipole", body_name="spacecraft", dipole_body=(0.0, 0.0, 0.05)
+        )
+    )
     return spec.compile(timestep=0.01)
 
 
@@ -80,8 +88,7 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # explicit Euler, chosen on purpose
         model = benchmark_model(cfg.integrator)
-    stage_model = (benchmark_model("RK4", "stage")
-                   if cfg.stage and cfg.integrator == "RK4" else None)
+    stage_model = benchmark_model("RK4", "stage") if cfg.stage and cfg.integrator == "RK4" else None
     results: dict[str, dict[str, float]] = {}
     separate: dict[str, float] = {}
     r = 6378.137 + 400.0
@@ -89,9 +96,10 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
     for nworld in cfg.nworlds:
         rates = np.random.default_rng(0).normal(0.0, 0.01, (nworld, 3))
 
-        def make(m):
-            data = m.make_data(nworld=nworld, nthread=cfg.nthread,
-                               kernel_threads=cfg.kernel_threads, orbit=orbit)
+        def make(m, nworld=nworld, rates=rates):
+            data = m.make_data(
+                nworld=nworld, nthread=cfg.nthread, kernel_threads=cfg.kernel_threads, orbit=orbit
+            )
             data.bind("qvel")[:, 3:] = rates
             data.forward()
             data.step(5)
@@ -102,8 +110,7 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
         plain.bind("qvel")[:, 3:] = data.bind("qvel")[:, 3:]
         plain.forward()
         plain.step(nstep=5)
-        steppers = {"orbit": data.step, "plain": data.backend.batch.step,
-                    "separate": plain.step}
+        steppers = {"orbit": data.step, "plain": data.backend.batch.step, "separate": plain.step}
         if stage_model is not None:
             staged = make(stage_model)
             steppers.update(stage=staged.step, stage_plain=staged.backend.batch.step)
@@ -111,8 +118,9 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
         for _ in range(cfg.trials):
             for name, step in steppers.items():
                 trials[name].append(_elapsed(step, cfg.steps))
-        rate = {name: nworld * cfg.steps / float(np.median(seconds))
-                for name, seconds in trials.items()}
+        rate = {
+            name: nworld * cfg.steps / float(np.median(seconds)) for name, seconds in trials.items()
+        }
         row = {
             "orbit_steps_per_s": rate["orbit"],
             "plain_steps_per_s": rate["plain"],
@@ -120,9 +128,11 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         }
         if stage_model is not None:
-            row.update(stage_steps_per_s=rate["stage"],
-                       stage_plain_steps_per_s=rate["stage_plain"],
-                       stage_tax=rate["stage_plain"] / rate["stage"] - 1.0)
+            row.update(
+                stage_steps_per_s=rate["stage"],
+                stage_plain_steps_per_s=rate["stage_plain"],
+                stage_tax=rate["stage_plain"] / rate["stage"] - 1.0,
+            )
         results[str(nworld)] = row
         separate[str(nworld)] = rate["separate"]
         del data, plain, steppers
@@ -131,17 +141,24 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
 
 def format_physics(results: dict[str, dict[str, float]], separate: dict[str, float]) -> str:
     staged = all("stage_tax" in row for row in results.values())
-    lines = [(f"{'nworld':>8} {'held steps/s':>13} {'plain steps/s':>14} {'held tax':>9} "
-              + (f"{'stage steps/s':>14} {'stage tax':>10} " if staged else "")
-              + f"{'plain, own batch':>17} {'peak RSS MB':>12}")]
+    lines = [
+        (
+            f"{'nworld':>8} {'held steps/s':>13} {'plain steps/s':>14} {'held tax':>9} "
+            + (f"{'stage steps/s':>14} {'stage tax':>10} " if staged else "")
+            + f"{'plain, own batch':>17} {'peak RSS MB':>12}"
+        )
+    ]
     for nworld, row in results.items():
-        lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>13,.0f} "
-                     f"{row['plain_steps_per_s']:>14,.0f} {row['orbit_tax']:>9.1%} "
-                     + (f"{row['stage_steps_per_s']:>14,.0f} {row['stage_tax']:>10.1%} "
-                        if staged else "")
-                     + f"{separate[nworld]:>17,.0f} {row['peak_rss_mb']:>12.0f}")
-    lines.append("held: loads once per step (orbit.coupling='held'); stage: loads at every RK4 "
-                 "stage ('stage'); each tax is against the plain MuJoCo step of its own batch "
-                 "with the same integrator; plain, own batch: a separately allocated batch, "
-                 "for reference")
+        lines.append(
+            f"{nworld:>8} {row['orbit_steps_per_s']:>13,.0f} "
+            f"{row['plain_steps_per_s']:>14,.0f} {row['orbit_tax']:>9.1%} "
+            + (f"{row['stage_steps_per_s']:>14,.0f} {row['stage_tax']:>10.1%} " if staged else "")
+            + f"{separate[nworld]:>17,.0f} {row['peak_rss_mb']:>12.0f}"
+        )
+    lines.append(
+        "held: loads once per step (orbit.coupling='held'); stage: loads at every RK4 "
+        "stage ('stage'); each tax is against the plain MuJoCo step of its own batch "
+        "with the same integrator; plain, own batch: a separately allocated batch, "
+        "for reference"
+    )
     return "\n".join(lines)

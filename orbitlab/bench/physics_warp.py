@@ -87,17 +87,24 @@ def _measure_row(model, orbit, device: str, nworld: int, cfg: WarpBenchCfg) -> d
         plain_rates.append(_timed(plain, device, nworld, cfg.steps))
     data.backend.check()  # once, outside the timed loops
     orbit_rate, plain_rate = float(np.median(orbit_rates)), float(np.median(plain_rates))
-    return {"orbit_steps_per_s": orbit_rate, "plain_steps_per_s": plain_rate,
-            "orbit_tax": plain_rate / orbit_rate - 1.0,
-            "memory_per_world_kb": (used - before) / nworld / 1024.0 if dev.is_cuda else None,
-            "peak_pool_mb": (wp.get_mempool_used_mem_high(dev) / 2**20
-                             if dev.is_cuda and source == "mempool" else None),
-            "memory_source": source,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    return {
+        "orbit_steps_per_s": orbit_rate,
+        "plain_steps_per_s": plain_rate,
+        "orbit_tax": plain_rate / orbit_rate - 1.0,
+        "memory_per_world_kb": (used - before) / nworld / 1024.0 if dev.is_cuda else None,
+        "peak_pool_mb": (
+            wp.get_mempool_used_mem_high(dev) / 2**20
+            if dev.is_cuda and source == "mempool"
+            else None
+        ),
+        "memory_source": source,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+    }
 
 
-def measure_physics_warp(cfg: WarpBenchCfg,
-                         on_row: Callable[[dict], None] | None = None) -> dict[str, dict]:
+def measure_physics_warp(
+    cfg: WarpBenchCfg, on_row: Callable[[dict], None] | None = None
+) -> dict[str, dict]:
     """{nworld: {orbit_steps_per_s, plain_steps_per_s, orbit_tax, memory_per_world_kb, ...}}.
 
     `on_row(results)` is called after every row (and after the start-up), so that a
@@ -132,10 +139,14 @@ def measure_physics_warp(cfg: WarpBenchCfg,
 def format_physics_warp(results: dict) -> str:
     meta = results.get("meta", {})
     startup = meta.get("startup_s", float("nan"))
-    header = (f"{'nworld':>8} {'orbit steps/s':>15} {'plain steps/s':>15} {'orbit tax':>10} "
-              f"{'KB/world':>9} {'pool peak MB':>12}")
-    lines = [f"device {meta.get('device')}, kernel compile/load + first step: {startup:.1f} s",
-             header]
+    header = (
+        f"{'nworld':>8} {'orbit steps/s':>15} {'plain steps/s':>15} {'orbit tax':>10} "
+        f"{'KB/world':>9} {'pool peak MB':>12}"
+    )
+    lines = [
+        f"device {meta.get('device')}, kernel compile/load + first step: {startup:.1f} s",
+        header,
+    ]
     for nworld, row in results.items():
         if nworld == "meta":
             continue
@@ -145,7 +156,9 @@ def format_physics_warp(results: dict) -> str:
         memory, peak = row["memory_per_world_kb"], row.get("peak_pool_mb")
         memory_text = "n/a" if memory is None else f"{memory:.1f}"
         peak_text = "n/a" if peak is None else f"{peak:.0f}"
-        lines.append(f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
-                     f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
-                     f"{memory_text:>9} {peak_text:>12}")
+        lines.append(
+            f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
+            f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
+            f"{memory_text:>9} {peak_text:>12}"
+        )
     return "\n".join(lines)

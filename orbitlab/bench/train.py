@@ -64,8 +64,10 @@ def _record_phases(runner) -> list[tuple[float, float]]:
 
     def log(*args, **kwargs):
         if "collect_time" not in kwargs or "learn_time" not in kwargs:
-            raise RuntimeError("this rsl-rl version does not pass collect_time / learn_time to "
-                               "Logger.log as keywords; the train benchmark cannot time it")
+            raise RuntimeError(
+                "this rsl-rl version does not pass collect_time / learn_time to "
+                "Logger.log as keywords; the train benchmark cannot time it"
+            )
         records.append((float(kwargs["collect_time"]), float(kwargs["learn_time"])))
         return original(*args, **kwargs)
 
@@ -89,44 +91,58 @@ def measure_task(entry: str, num_envs: int, cfg: TrainBenchCfg) -> dict[str, flo
     env = RslRlVecEnvWrapper(ManagerBasedRLEnv(env_cfg))
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints its model summary
-            runner = OnPolicyRunner(env, ppo_runner_cfg(num_steps_per_env=cfg.num_steps_per_env),
-                                    log_dir=None, device=str(env.device))
+            runner = OnPolicyRunner(
+                env,
+                ppo_runner_cfg(num_steps_per_env=cfg.num_steps_per_env),
+                log_dir=None,
+                device=str(env.device),
+            )
         records = _record_phases(runner)
         runner.learn(num_learning_iterations=cfg.warmup + cfg.iterations)
     finally:
         env.close()
-    measured = records[cfg.warmup:]
+    measured = records[cfg.warmup :]
     if len(measured) != cfg.iterations:
-        raise RuntimeError(f"expected {cfg.iterations} measured iterations, "
-                           f"recorded {len(measured)}")
+        raise RuntimeError(
+            f"expected {cfg.iterations} measured iterations, recorded {len(measured)}"
+        )
     collect = float(np.median([c for c, _ in measured]))
     learn = float(np.median([u for _, u in measured]))
     iteration = float(np.median([c + u for c, u in measured]))
     steps = num_envs * cfg.num_steps_per_env
-    return {"collect_steps_per_s": steps / collect,
-            "collect_s": collect,
-            "learn_s": learn,
-            "iteration_s": iteration,
-            "total_steps_per_s": steps / iteration,
-            "learn_fraction": learn / iteration}
+    return {
+        "collect_steps_per_s": steps / collect,
+        "collect_s": collect,
+        "learn_s": learn,
+        "iteration_s": iteration,
+        "total_steps_per_s": steps / iteration,
+        "learn_fraction": learn / iteration,
+    }
 
 
 def measure_train(cfg: TrainBenchCfg) -> dict[str, dict[str, dict[str, float]]]:
     """{task: {num_envs: row of `measure_task`}}."""
     if cfg.iterations < 1 or cfg.warmup < 0 or cfg.num_steps_per_env < 1:
         raise ValueError("need iterations >= 1, warmup >= 0 and num_steps_per_env >= 1")
-    return {task: {str(n): measure_task(entry, n, cfg) for n in cfg.num_envs}
-            for task, entry in cfg.tasks.items()}
+    return {
+        task: {str(n): measure_task(entry, n, cfg) for n in cfg.num_envs}
+        for task, entry in cfg.tasks.items()
+    }
 
 
 def format_train(results) -> str:
     """A table: collection rate, learning time, total rate and iteration time per row."""
-    lines = [(f"{'task':<14} {'envs':>6} {'collect steps/s':>16} {'learn s/it':>11} "
-              f"{'total steps/s':>14} {'iteration s':>12} {'learn share':>12}")]
+    lines = [
+        (
+            f"{'task':<14} {'envs':>6} {'collect steps/s':>16} {'learn s/it':>11} "
+            f"{'total steps/s':>14} {'iteration s':>12} {'learn share':>12}"
+        )
+    ]
     for task, rows in results.items():
         for n, r in rows.items():
-            lines.append(f"{task:<14} {n:>6} {r['collect_steps_per_s']:>16,.0f} "
-                         f"{r['learn_s']:>11.3f} {r['total_steps_per_s']:>14,.0f} "
-                         f"{r['iteration_s']:>12.3f} {r['learn_fraction']:>12.1%}")
+            lines.append(
+                f"{task:<14} {n:>6} {r['collect_steps_per_s']:>16,.0f} "
+                f"{r['learn_s']:>11.3f} {r['total_steps_per_s']:>14,.0f} "
+                f"{r['iteration_s']:>12.3f} {r['learn_fraction']:>12.1%}"
+            )
     return "\n".join(lines)
-

@@ -10,5 +10,13 @@ from orbitlab.bridge.client import Client, ClientCfg
 from orbitlab.bridge.server import BridgeCfg, BridgeServer
 from orbitlab.bridge.sim import SceneAdapter, SceneAdapterCfg, StandInCfg, StandInSim
 
-__all__ = ["BridgeCfg", "BridgeServer", "Client", "ClientCfg", "SceneAdapter",
-           "SceneAdapterCfg", "StandInCfg", "StandInSim"]
+__all__ = [
+    "BridgeCfg",
+    "BridgeServer",
+    "Client",
+    "ClientCfg",
+    "SceneAdapter",
+    "SceneAdapterCfg",
+    "StandInCfg",
+    "StandInSim",
+]

@@ -84,8 +84,9 @@ class Client:
                 raise TypeError(f"unknown client option '{key}'")
             setattr(cfg, key, value)
         if isinstance(cfg.namespaces, str):
-            raise TypeError(f"namespaces must be a tuple of namespaces, got the string "
-                            f"{cfg.namespaces!r}")
+            raise TypeError(
+                f"namespaces must be a tuple of namespaces, got the string {cfg.namespaces!r}"
+            )
         self.cfg = cfg
         self.id = cfg.client_id or f"c{os.getpid()}-{uuid.uuid4().hex[:6]}"
         setup = client_setup(cfg.curve_secret_key_file, cfg.curve_server_key_file)
@@ -95,8 +96,9 @@ class Client:
         if setup is not None:
             setup(self.sub)
         self.sub.setsockopt(zmq.RCVHWM, cfg.hwm)
-        for prefix in ([b""] if cfg.namespaces is None
-                       else protocol.subscription_prefixes(cfg.namespaces)):
+        for prefix in (
+            [b""] if cfg.namespaces is None else protocol.subscription_prefixes(cfg.namespaces)
+        ):
             self.sub.setsockopt(zmq.SUBSCRIBE, prefix)
         self.sub.connect(f"tcp://{cfg.host}:{cfg.pub_port}")
         # An XPUB sends like a PUB and also hands us the simulator's subscription, so that
@@ -109,9 +111,17 @@ class Client:
             setup(self.pub)
         command = f"tcp://{cfg.host}:{cfg.sub_port}"
         self.pub.bind(command) if cfg.bind else self.pub.connect(command)
-        self.heartbeat = (HeartbeatSender(self.context, f"tcp://{cfg.host}:{cfg.heartbeat_port}",
-                                          bind=cfg.bind, client=self.id, setup=setup)
-                          if cfg.heartbeat else None)
+        self.heartbeat = (
+            HeartbeatSender(
+                self.context,
+                f"tcp://{cfg.host}:{cfg.heartbeat_port}",
+                bind=cfg.bind,
+                client=self.id,
+                setup=setup,
+            )
+            if cfg.heartbeat
+            else None
+        )
         if cfg.batch_io_threads:
             batch_io_threads()
         protocol.warn_if_slow_codec()
@@ -125,8 +135,7 @@ class Client:
         self.subscribed: set[Key] = set()
         self._writers: dict[Key, Callable[[int, list[float]], bytes]] = {}
         """(namespace, topic) -> its bound command writer (`protocol.command_writer`)."""
-        self.diagnostics: collections.deque[dict] = collections.deque(
-            maxlen=cfg.diagnostics_kept)
+        self.diagnostics: collections.deque[dict] = collections.deque(maxlen=cfg.diagnostics_kept)
         self.topic_requests: dict[str, dict] = {}
         self.clock_resets = 0
         self.sim_time = 0.0
@@ -168,8 +177,7 @@ class Client:
         ns, _, short = protocol.split_topic(topic)
         return (ns, short)
 
-    def subscribe(self, topic: str | Key, callback: Callable[[dict], None] | None = None
-                  ) -> Key:
+    def subscribe(self, topic: str | Key, callback: Callable[[dict], None] | None = None) -> Key:
         """Take interest in a telemetry topic ('/<ns>/orbitlab/out/<topic>' or (ns, topic)),
         optionally calling `callback(message)` on each arrival (inside `poll`)."""
         key = self._key(topic)
@@ -185,14 +193,19 @@ class Client:
         self._send(protocol.topic_confirmation(namespace, msg_type, topic, "in", True, self.id))
 
     # ------------------------------------------------------------- commands
-    def publish(self, namespace: str, topic: str, msg_type: str | None = None,
-                **fields) -> None:
+    def publish(self, namespace: str, topic: str, msg_type: str | None = None, **fields) -> None:
         """Send a command: payload `fields` (Basilisk names, e.g. forceRequestBody=[...])."""
         msg_type = msg_type or protocol.COMMAND_TOPICS[topic].msg_type
         if (namespace, topic) not in self.advertised:
             self.advertised[(namespace, topic)] = msg_type
-        message = {"namespace": namespace, "msg_type": msg_type, "topic_name": topic,
-                   "timestamp": int(self.clock() * 1e9), "client": self.id, **fields}
+        message = {
+            "namespace": namespace,
+            "msg_type": msg_type,
+            "topic_name": topic,
+            "timestamp": int(self.clock() * 1e9),
+            "client": self.id,
+            **fields,
+        }
         self._send(message)
 
     def _publish_vector(self, namespace: str, topic: str, values) -> None:
@@ -205,7 +218,8 @@ class Client:
         ctype = protocol.COMMAND_TOPICS[topic]
         self.advertised.setdefault((namespace, topic), ctype.msg_type)
         write = self._writers[(namespace, topic)] = protocol.command_writer(
-            namespace, ctype.msg_type, topic, self.id, ctype.field)
+            namespace, ctype.msg_type, topic, self.id, ctype.field
+        )
         return write
 
     def publish_force(self, namespace: str, force_n) -> None:
@@ -314,10 +328,14 @@ class Client:
         self.topic_requests[rid] = message
         key = (message.get("namespace"), message.get("topic_name"))
         direction = message.get("direction")
-        if (direction == "in" and key in self.advertised) or (direction == "out"
-                                                              and key in self.subscribed):
-            self._send(protocol.topic_confirmation(key[0], message.get("msg_type", ""), key[1],
-                                                   direction, True, self.id))
+        if (direction == "in" and key in self.advertised) or (
+            direction == "out" and key in self.subscribed
+        ):
+            self._send(
+                protocol.topic_confirmation(
+                    key[0], message.get("msg_type", ""), key[1], direction, True, self.id
+                )
+            )
 
     # ------------------------------------------------------------------ views
     @property
@@ -329,21 +347,30 @@ class Client:
         """The latest message of a telemetry topic (None: none yet)."""
         return self.latest_messages.get(self._key(topic, namespace))
 
-    def wait_for(self, topic: str | Key, timeout_s: float = 5.0, newer_than: float | None = None,
-                 predicate: Callable[[dict], bool] | None = None) -> dict:
+    def wait_for(
+        self,
+        topic: str | Key,
+        timeout_s: float = 5.0,
+        newer_than: float | None = None,
+        predicate: Callable[[dict], bool] | None = None,
+    ) -> dict:
         """Poll until `topic` has a message (with `time` > `newer_than`, passing `predicate`)."""
         key = self._key(topic)
         self.subscribed.add(key)
         end = time.monotonic() + timeout_s
         while True:
             message = self.latest_messages.get(key)
-            if message is not None and (newer_than is None or message["time"] > newer_than) \
-                    and (predicate is None or predicate(message)):
+            if (
+                message is not None
+                and (newer_than is None or message["time"] > newer_than)
+                and (predicate is None or predicate(message))
+            ):
                 return message
             remaining = end - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"no message on {protocol.topic_path(*key, 'out')} within "
-                                   f"{timeout_s} s")
+                raise TimeoutError(
+                    f"no message on {protocol.topic_path(*key, 'out')} within {timeout_s} s"
+                )
             self.poll(min(remaining, 0.05))
 
     def wait_connected(self, timeout_s: float = 5.0) -> None:
@@ -352,8 +379,11 @@ class Client:
         end = time.monotonic() + timeout_s
         while not (self.link_alive() and self.commands_connected()):
             if time.monotonic() > end:
-                missing = ("clock from the simulator" if not self.link_alive()
-                           else "subscription of the simulator's command socket")
+                missing = (
+                    "clock from the simulator"
+                    if not self.link_alive()
+                    else "subscription of the simulator's command socket"
+                )
                 raise TimeoutError(f"no {missing} within {timeout_s} s")
             self.poll(0.05)
 

@@ -38,10 +38,17 @@ class HeartbeatMonitor:
     `timeout_s` are forgotten first, else the new id is refused (counted, reported).
     """
 
-    def __init__(self, context: zmq.Context, endpoint: str, bind: bool,
-                 timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S, max_clients: int = 256,
-                 schema: FrameSchema | None = None, setup=None,
-                 drop_connection_bytes: int = 65536):
+    def __init__(
+        self,
+        context: zmq.Context,
+        endpoint: str,
+        bind: bool,
+        timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S,
+        max_clients: int = 256,
+        schema: FrameSchema | None = None,
+        setup=None,
+        drop_connection_bytes: int = 65536,
+    ):
         self.timeout_s = timeout_s
         self.max_clients = max_clients
         self.schema = schema or FrameSchema(FrameLimits(max_message_bytes=4096))
@@ -54,14 +61,14 @@ class HeartbeatMonitor:
         self._socket.setsockopt(zmq.RCVHWM, 100)
         # a frame over the schema's size is reported; one over this makes ZeroMQ close the
         # sender's connection before it is read (100 queued frames: at most 6.4 MB)
-        self._socket.setsockopt(zmq.MAXMSGSIZE, max(drop_connection_bytes,
-                                                    self.schema.limits.max_message_bytes))
+        self._socket.setsockopt(
+            zmq.MAXMSGSIZE, max(drop_connection_bytes, self.schema.limits.max_message_bytes)
+        )
         self._socket.setsockopt(zmq.SUBSCRIBE, b"")
         if setup is not None:
             setup(self._socket)  # e.g. CURVE (`security`)
         (self._socket.bind if bind else self._socket.connect)(endpoint)
-        self.endpoint = (self._socket.getsockopt_string(zmq.LAST_ENDPOINT) if bind
-                         else endpoint)
+        self.endpoint = self._socket.getsockopt_string(zmq.LAST_ENDPOINT) if bind else endpoint
         """The endpoint (with the port picked when bound to '*')."""
         self.bad = 0
         """Heartbeat frames that were not pings."""
@@ -106,10 +113,10 @@ class HeartbeatMonitor:
 
     def check(self) -> None:
         """Raise HeartbeatThreadError if the thread ended without `close`."""
-        if self.failure is not None or (not self._thread.is_alive()
-                                        and not self._stop.is_set()):
-            raise HeartbeatThreadError(f"bridge heartbeat thread died: {self.failure!r}"
-                                       ) from self.failure
+        if self.failure is not None or (not self._thread.is_alive() and not self._stop.is_set()):
+            raise HeartbeatThreadError(
+                f"bridge heartbeat thread died: {self.failure!r}"
+            ) from self.failure
 
     def _report(self, code: str, message: str) -> None:
         self.reports.append((code, message))
@@ -118,8 +125,9 @@ class HeartbeatMonitor:
         try:
             message = self.schema.decode(frame)
             if message.get("msg") != "ping":
-                raise protocol.ProtocolError("not_ping", "heartbeat frame is not "
-                                             f"{{\"msg\": \"ping\"}}: {shown(frame)}")
+                raise protocol.ProtocolError(
+                    "not_ping", f'heartbeat frame is not {{"msg": "ping"}}: {shown(frame)}'
+                )
         except protocol.ProtocolError as error:
             self.bad += 1
             self._report(error.code, f"heartbeat: {error}")
@@ -139,8 +147,10 @@ class HeartbeatMonitor:
             last[client] = time.monotonic()
             return True
         if len(client) > self.schema.limits.max_name_chars:
-            return self._refuse(f"client id of {len(client)} characters refused: at most "
-                                f"{self.schema.limits.max_name_chars}")
+            return self._refuse(
+                f"client id of {len(client)} characters refused: at most "
+                f"{self.schema.limits.max_name_chars}"
+            )
         with self._lock:
             now = time.monotonic()
             if len(last) >= self.max_clients and now >= self._next_sweep:
@@ -148,9 +158,11 @@ class HeartbeatMonitor:
                 for stale in [c for c, t in last.items() if now - t > self.timeout_s]:
                     del last[stale]
             if len(last) >= self.max_clients:
-                return self._refuse(f"client id {shown(client, 40)} refused: "
-                                    f"{self.max_clients} clients (max_clients) already heard "
-                                    f"within {self.timeout_s} s")
+                return self._refuse(
+                    f"client id {shown(client, 40)} refused: "
+                    f"{self.max_clients} clients (max_clients) already heard "
+                    f"within {self.timeout_s} s"
+                )
             last[client] = now
         return True
 
@@ -181,8 +193,15 @@ class HeartbeatMonitor:
 class HeartbeatSender:
     """Sends pings every `period_s` from a daemon thread until closed."""
 
-    def __init__(self, context: zmq.Context, endpoint: str, bind: bool, client: str = "",
-                 period_s: float = protocol.HEARTBEAT_PERIOD_S, setup=None):
+    def __init__(
+        self,
+        context: zmq.Context,
+        endpoint: str,
+        bind: bool,
+        client: str = "",
+        period_s: float = protocol.HEARTBEAT_PERIOD_S,
+        setup=None,
+    ):
         self.period_s = period_s
         self.paused = threading.Event()
         """Set to stop pinging without closing (tests: simulate a silent client)."""

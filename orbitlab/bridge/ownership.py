@@ -38,15 +38,21 @@ class Claims:
         if owner == client:
             return
         if owner is not None and self.alive(owner):
-            raise ProtocolError("not_owner", f"{topic or namespace}: command from client "
-                                f"{shown(client, 40)} refused: '{namespace}' is owned by "
-                                f"client {shown(owner, 40)} (command_ownership)",
-                                topic or f"/{namespace}")
+            raise ProtocolError(
+                "not_owner",
+                f"{topic or namespace}: command from client "
+                f"{shown(client, 40)} refused: '{namespace}' is owned by "
+                f"client {shown(owner, 40)} (command_ownership)",
+                topic or f"/{namespace}",
+            )
         if not self.track(client):  # an owner nobody can see ping is no owner
-            raise ProtocolError("too_many_clients", f"{topic or namespace}: client "
-                                f"{shown(client, 40)} cannot claim '{namespace}': no more "
-                                "client ids can be tracked (max_clients)",
-                                topic or f"/{namespace}")
+            raise ProtocolError(
+                "too_many_clients",
+                f"{topic or namespace}: client "
+                f"{shown(client, 40)} cannot claim '{namespace}': no more "
+                "client ids can be tracked (max_clients)",
+                topic or f"/{namespace}",
+            )
         if owner is not None:
             self.handovers += 1
         self.owners[namespace] = client

@@ -50,7 +50,8 @@ def warn_if_slow_codec() -> None:
         _codec_warned = True
         logging.getLogger("orbitlab.bridge").warning(
             "msgspec is not installed: the bridge encodes and checks JSON with the standard "
-            "library, about half as fast (pip install 'orbitlab-sim[bridge]')")
+            "library, about half as fast (pip install 'orbitlab-sim[bridge]')"
+        )
 
 
 PUB_PORT = 5550
@@ -71,8 +72,9 @@ ROS_PREFIX = "bsk"
 """Middle segment of the ROS 2 topic names: /<ns>/bsk/<in|out>/<topic>."""
 OWN_PREFIX = "orbitlab"
 """Middle segment of orbitlab's own topic names: /<ns>/orbitlab/<in|out>/<topic>."""
-META_FIELDS = frozenset({"namespace", "msgtype", "topicname", "time", "timestamp", "stamp",
-                         "client"})
+META_FIELDS = frozenset(
+    {"namespace", "msgtype", "topicname", "time", "timestamp", "stamp", "client"}
+)
 """Normalized command fields that are not payload."""
 DIAGNOSTICS_NS, DIAGNOSTICS_TOPIC = "bridge", "diagnostics"
 """Where rejected input is reported: /bridge/orbitlab/out/diagnostics."""
@@ -111,8 +113,7 @@ def topic_path(namespace: str, topic: str, direction: str, prefix: str = OWN_PRE
 def split_topic(name: str) -> tuple[str, str, str]:
     """(namespace, direction, topic) of `/<ns>/<bsk|orbitlab>/<in|out>/<topic>`."""
     parts = name.strip("/").split("/")
-    if len(parts) != 4 or parts[1] not in (ROS_PREFIX, OWN_PREFIX) or parts[2] not in ("in",
-                                                                                      "out"):
+    if len(parts) != 4 or parts[1] not in (ROS_PREFIX, OWN_PREFIX) or parts[2] not in ("in", "out"):
         raise ValueError(f"topic '{name}' is not /<ns>/orbitlab/<in|out>/<topic>")
     return parts[0], parts[2], parts[3]
 
@@ -159,8 +160,9 @@ def decode(frame: bytes) -> dict[str, Any]:
     else:
         value = _slow_decode(frame)
     if not isinstance(value, dict):
-        raise ProtocolError("malformed_json", f"message must be a JSON object, got "
-                                              f"{type(value).__name__}")
+        raise ProtocolError(
+            "malformed_json", f"message must be a JSON object, got {type(value).__name__}"
+        )
     return value
 
 
@@ -185,8 +187,10 @@ class CommandType:
 
     def __post_init__(self) -> None:
         if len(self.fields) != 1:
-            raise ValueError(f"{self.msg_type}: a command type has one vector field, got "
-                             f"{list(self.fields.values())}")
+            raise ValueError(
+                f"{self.msg_type}: a command type has one vector field, got "
+                f"{list(self.fields.values())}"
+            )
 
     @property
     def field(self) -> str:
@@ -204,8 +208,9 @@ COMMAND_TOPICS = {"cmd_force": FORCE, "cmd_torque": TORQUE, "cmd_wheel_torque": 
 """Input topic -> its message type."""
 
 
-_WIRE_META = frozenset({"namespace", "msg_type", "topic_name", "time", "timestamp", "stamp",
-                        "client"})
+_WIRE_META = frozenset(
+    {"namespace", "msg_type", "topic_name", "time", "timestamp", "stamp", "client"}
+)
 """The meta fields as the ROS 2 node and orbitlab's Client spell them (the fast path)."""
 _NUMBER_TYPES = frozenset({float, int})
 _MAX_FLOAT_INT = int(sys.float_info.max)
@@ -238,8 +243,12 @@ class VectorParser:
 
     def __call__(self, message: dict[str, Any]) -> list[float]:
         value = message.get(self._field)
-        if (type(value) is list and len(value) == self.length
-                and message.keys() <= self._allowed and set(map(type, value)) <= _NUMBER_TYPES):
+        if (
+            type(value) is list
+            and len(value) == self.length
+            and message.keys() <= self._allowed
+            and set(map(type, value)) <= _NUMBER_TYPES
+        ):
             try:
                 if math.isfinite(math.fsum(value)):  # a finite sum <=> every value finite
                     return list(map(float, value))
@@ -256,10 +265,15 @@ def _command_decoder():
     """msgspec's decoder of commands as the ROS 2 node and orbitlab's Client spell them."""
     if _msgspec is None:
         return None
-    fields = [("namespace", str), ("msg_type", str | None, None),
-              ("topic_name", str | None, None), ("timestamp", int | float | None, None),
-              ("time", float | None, None), ("stamp", dict[str, int | float] | None, None),
-              ("client", str | None, None)]
+    fields = [
+        ("namespace", str),
+        ("msg_type", str | None, None),
+        ("topic_name", str | None, None),
+        ("timestamp", int | float | None, None),
+        ("time", float | None, None),
+        ("stamp", dict[str, int | float] | None, None),
+        ("client", str | None, None),
+    ]
     fields += [(name, list[float] | None, None) for name in _VECTOR_FIELDS]
     wire_command = _msgspec.defstruct("WireCommand", fields, forbid_unknown_fields=True)
     return _msgspec.json.Decoder(wire_command).decode
@@ -286,8 +300,9 @@ def decode_command(frame: bytes):
         return None
 
 
-def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
-                 topic: str) -> list[float]:
+def parse_vector(
+    message: dict[str, Any], ctype: CommandType, length: int, topic: str
+) -> list[float]:
     """The single vector payload of a command (checked: fields, shape, finite numbers).
 
     `length` is the expected number of values; for wheel torques Basilisk's fixed 36-long
@@ -297,54 +312,76 @@ def parse_vector(message: dict[str, Any], ctype: CommandType, length: int,
     return VectorParser(ctype, length, topic)(message)
 
 
-def _parse_vector_checked(message: dict[str, Any], ctype: CommandType, length: int,
-                          topic: str) -> list[float]:
+def _parse_vector_checked(
+    message: dict[str, Any], ctype: CommandType, length: int, topic: str
+) -> list[float]:
     key = value = None
     for name, field_value in message.items():
         norm = normalize(name)
         if norm in META_FIELDS:
             continue
         if norm not in ctype.fields:
-            raise ProtocolError("unknown_field", f"{topic}: unknown field '{name}' (expected "
-                                f"{', '.join(ctype.fields.values())})", topic)
+            raise ProtocolError(
+                "unknown_field",
+                f"{topic}: unknown field '{name}' (expected {', '.join(ctype.fields.values())})",
+                topic,
+            )
         key, value = name, field_value  # the one payload field (a repeat: the last one)
     if key is None:
-        raise ProtocolError("missing_field", f"{topic}: missing field "
-                            f"{next(iter(ctype.fields.values()))}", topic)
+        raise ProtocolError(
+            "missing_field", f"{topic}: missing field {next(iter(ctype.fields.values()))}", topic
+        )
     if not isinstance(value, list):
-        raise ProtocolError("bad_shape", f"{topic}: '{key}' must be a list of {length} numbers, "
-                            f"got {type(value).__name__}", topic)
-    ok_len = len(value) == length or (ctype is WHEEL_TORQUE and len(value) == MAX_EFF_CNT
-                                      and length <= MAX_EFF_CNT)
+        raise ProtocolError(
+            "bad_shape",
+            f"{topic}: '{key}' must be a list of {length} numbers, got {type(value).__name__}",
+            topic,
+        )
+    ok_len = len(value) == length or (
+        ctype is WHEEL_TORQUE and len(value) == MAX_EFF_CNT and length <= MAX_EFF_CNT
+    )
     if not ok_len:
-        raise ProtocolError("bad_shape", f"{topic}: '{key}' must have {length} values, got "
-                            f"{len(value)}", topic)
+        raise ProtocolError(
+            "bad_shape", f"{topic}: '{key}' must have {length} values, got {len(value)}", topic
+        )
     for i, x in enumerate(value):
         if type(x) is not float and (type(x) is not int):  # bool is not a number here
-            raise ProtocolError("bad_type", f"{topic}: '{key}'[{i}] must be a number, got "
-                                f"{x!r}", topic)
+            raise ProtocolError(
+                "bad_type", f"{topic}: '{key}'[{i}] must be a number, got {x!r}", topic
+            )
         if type(x) is int and not -_MAX_FLOAT_INT <= x <= _MAX_FLOAT_INT:
-            raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is an integer beyond "
-                                "the float range", topic)
+            raise ProtocolError(
+                "non_finite", f"{topic}: '{key}'[{i}] is an integer beyond the float range", topic
+            )
         if not math.isfinite(x):
-            raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is {x} (NaN or inf)",
-                                topic)
+            raise ProtocolError("non_finite", f"{topic}: '{key}'[{i}] is {x} (NaN or inf)", topic)
     out = [float(x) for x in value]
     if len(out) > length:
         if any(out[length:]):
-            raise ProtocolError("bad_shape", f"{topic}: '{key}' has non-zero values past the "
-                                f"{length} wheels", topic)
+            raise ProtocolError(
+                "bad_shape", f"{topic}: '{key}' has non-zero values past the {length} wheels", topic
+            )
         out = out[:length]
     return out
 
 
-def telemetry(namespace: str, msg_type: str, topic: str, time_s: float,
-              payload: dict[str, Any], time_stamp: dict[str, int] | None = None
-              ) -> dict[str, Any]:
+def telemetry(
+    namespace: str,
+    msg_type: str,
+    topic: str,
+    time_s: float,
+    payload: dict[str, Any],
+    time_stamp: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """A telemetry message (payload field names lowercased); `time_stamp` is
     stamp(time_s), when the caller has it already."""
-    message = {"namespace": namespace, "msg_type": msg_type, "topic_name": topic,
-               "time": time_s, "stamp": time_stamp or stamp(time_s)}
+    message = {
+        "namespace": namespace,
+        "msg_type": msg_type,
+        "topic_name": topic,
+        "time": time_s,
+        "stamp": time_stamp or stamp(time_s),
+    }
     for key, value in payload.items():
         message[_lower(key)] = value
     return message
@@ -385,10 +422,10 @@ class TelemetryFrames:
         if struct is False:
             struct = self._structs[names] = _telemetry_struct(names)
         if struct is None:
-            return encode(telemetry(namespace, msg_type, topic, self._time_s, payload,
-                                    self._stamp))
-        return encode(struct(namespace, msg_type, topic, self._time_s, self._stamp,
-                             *payload.values()))
+            return encode(telemetry(namespace, msg_type, topic, self._time_s, payload, self._stamp))
+        return encode(
+            struct(namespace, msg_type, topic, self._time_s, self._stamp, *payload.values())
+        )
 
 
 def _telemetry_struct(names: tuple[str, ...]):
@@ -398,8 +435,9 @@ def _telemetry_struct(names: tuple[str, ...]):
     if _msgspec is None or len(set(lowered) | set(_HEADER_FIELDS)) != len(names) + 5:
         return None
     try:
-        return _msgspec.defstruct("Telemetry", [(n, Any) for n in _HEADER_FIELDS + names],
-                                  rename=_lower)
+        return _msgspec.defstruct(
+            "Telemetry", [(n, Any) for n in _HEADER_FIELDS + names], rename=_lower
+        )
     except (TypeError, ValueError):  # not identifiers, keywords, ...
         return None
 
@@ -408,8 +446,9 @@ _COMMAND_HEAD = ("namespace", "msg_type", "topic_name", "timestamp", "client")
 _COMMAND_STRUCTS: dict[str, Any] = {}
 
 
-def command_writer(namespace: str, msg_type: str, topic: str, client: str, field: str
-                   ) -> Callable[[int, list[float]], bytes]:
+def command_writer(
+    namespace: str, msg_type: str, topic: str, client: str, field: str
+) -> Callable[[int, list[float]], bytes]:
     """`write(timestamp_ns, values)`: the frame of a command with one vector field, byte for
     byte the encoding of {namespace, msg_type, topic_name, timestamp, client, field: values}.
 
@@ -417,14 +456,19 @@ def command_writer(namespace: str, msg_type: str, topic: str, client: str, field
     with msgspec a frame is one struct and one encoder call (no dict per command)."""
     if _msgspec is None:
         names = _COMMAND_HEAD + (field,)
-        return lambda timestamp_ns, values: encode(dict(zip(
-            names, (namespace, msg_type, topic, timestamp_ns, client, values), strict=True)))
+        return lambda timestamp_ns, values: encode(
+            dict(
+                zip(names, (namespace, msg_type, topic, timestamp_ns, client, values), strict=True)
+            )
+        )
     struct = _COMMAND_STRUCTS.get(field)
     if struct is None:
         struct = _COMMAND_STRUCTS[field] = _msgspec.defstruct(
-            "Command", [(n, Any) for n in _COMMAND_HEAD + (field,)])
-    return lambda timestamp_ns, values: encode(struct(namespace, msg_type, topic,
-                                                      timestamp_ns, client, values))
+            "Command", [(n, Any) for n in _COMMAND_HEAD + (field,)]
+        )
+    return lambda timestamp_ns, values: encode(
+        struct(namespace, msg_type, topic, timestamp_ns, client, values)
+    )
 
 
 def subscription_prefixes(namespaces) -> list[bytes]:
@@ -441,18 +485,34 @@ def subscription_prefixes(namespaces) -> list[bytes]:
 
 def topic_request(namespace: str, msg_type: str, topic: str, direction: str) -> dict[str, Any]:
     """The simulator's request that the other side create a topic."""
-    return {"topic_request": True, "namespace": namespace, "msg_type": msg_type,
-            "topic_name": topic, "direction": direction,
-            "request_id": request_id(namespace, msg_type, topic, direction)}
+    return {
+        "topic_request": True,
+        "namespace": namespace,
+        "msg_type": msg_type,
+        "topic_name": topic,
+        "direction": direction,
+        "request_id": request_id(namespace, msg_type, topic, direction),
+    }
 
 
-def topic_confirmation(namespace: str, msg_type: str, topic: str, direction: str,
-                       success: bool = True, client: str = "") -> dict[str, Any]:
+def topic_confirmation(
+    namespace: str,
+    msg_type: str,
+    topic: str,
+    direction: str,
+    success: bool = True,
+    client: str = "",
+) -> dict[str, Any]:
     """The answer to a topic request (also sent unasked by orbitlab's Client)."""
-    message = {"topic_confirmation": True, "namespace": namespace, "msg_type": msg_type,
-               "topic_name": topic, "direction": direction,
-               "request_id": request_id(namespace, msg_type, topic, direction),
-               "success": bool(success)}
+    message = {
+        "topic_confirmation": True,
+        "namespace": namespace,
+        "msg_type": msg_type,
+        "topic_name": topic,
+        "direction": direction,
+        "request_id": request_id(namespace, msg_type, topic, direction),
+        "success": bool(success),
+    }
     if client:
         message["client"] = client
     return message

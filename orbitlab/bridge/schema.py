@@ -48,8 +48,9 @@ class FrameLimits:
         for name in ("max_message_bytes", "max_depth", "max_fields", "max_name_chars"):
             value = getattr(self, name)
             if type(value) is not int or value < (2 if name == "max_depth" else 1):
-                raise ValueError(f"{name} must be an integer >= "
-                                 f"{2 if name == 'max_depth' else 1}, got {value!r}")
+                raise ValueError(
+                    f"{name} must be an integer >= {2 if name == 'max_depth' else 1}, got {value!r}"
+                )
 
 
 def shown(value: Any, chars: int = 60) -> str:
@@ -72,22 +73,29 @@ class FrameSchema:
 
     def __init__(self, limits: FrameLimits | None = None):
         self.limits = limits = limits or FrameLimits()
-        self._decode = (_msgspec.json.Decoder(_bounded_json_type(limits.max_depth)).decode
-                        if _msgspec is not None else None)
+        self._decode = (
+            _msgspec.json.Decoder(_bounded_json_type(limits.max_depth)).decode
+            if _msgspec is not None
+            else None
+        )
 
     def check_size(self, frame: bytes) -> None:
         """'too_large' for a frame over `max_message_bytes`."""
         if len(frame) > self.limits.max_message_bytes:
-            raise ProtocolError("too_large", f"frame of {len(frame)} bytes refused: "
-                                f"max_message_bytes is {self.limits.max_message_bytes}")
+            raise ProtocolError(
+                "too_large",
+                f"frame of {len(frame)} bytes refused: "
+                f"max_message_bytes is {self.limits.max_message_bytes}",
+            )
 
     def decode(self, frame: bytes) -> dict[str, Any]:
         """The checked JSON object of a frame (size, depth, fields, meta types)."""
         self.check_size(frame)
         value = self._parse(frame)
         if not isinstance(value, dict):
-            raise ProtocolError("malformed_json", "message must be a JSON object, got "
-                                f"{type(value).__name__}")
+            raise ProtocolError(
+                "malformed_json", f"message must be a JSON object, got {type(value).__name__}"
+            )
         self.check_fields(value)
         return value
 
@@ -96,8 +104,10 @@ class FrameSchema:
             try:
                 return self._decode(frame)
             except _msgspec.ValidationError:  # the only type error possible: too deep
-                raise ProtocolError("too_deep", "frame nests objects/arrays deeper than "
-                                    f"max_depth = {self.limits.max_depth}") from None
+                raise ProtocolError(
+                    "too_deep",
+                    f"frame nests objects/arrays deeper than max_depth = {self.limits.max_depth}",
+                ) from None
             except (_msgspec.DecodeError, UnicodeDecodeError):
                 pass  # NaN tokens and the like: the reference parser below
         try:
@@ -107,30 +117,37 @@ class FrameSchema:
             deep = True
         except (ValueError, UnicodeDecodeError) as error:
             text = bytes(frame[:60]).decode("utf-8", "replace")
-            raise ProtocolError("malformed_json", f"malformed JSON ({error}): "
-                                f"{text!r}") from None
+            raise ProtocolError("malformed_json", f"malformed JSON ({error}): {text!r}") from None
         else:
             deep = nesting_exceeds(value, self.limits.max_depth)
         if deep:
-            raise ProtocolError("too_deep", "frame nests objects/arrays deeper than "
-                                f"max_depth = {self.limits.max_depth}")
+            raise ProtocolError(
+                "too_deep",
+                f"frame nests objects/arrays deeper than max_depth = {self.limits.max_depth}",
+            )
         return value
 
     def check_fields(self, message: dict[str, Any]) -> None:
         """Top-level field count, name lengths and the meta fields' types."""
         lim = self.limits
         if len(message) > lim.max_fields:
-            raise ProtocolError("too_many_fields", f"frame has {len(message)} fields, "
-                                f"max_fields is {lim.max_fields}")
+            raise ProtocolError(
+                "too_many_fields",
+                f"frame has {len(message)} fields, max_fields is {lim.max_fields}",
+            )
         if message and max(map(len, message)) > lim.max_name_chars:
             name = next(n for n in message if len(n) > lim.max_name_chars)
-            raise ProtocolError("too_long", f"field name {shown(name, 40)} has "
-                                f"{len(name)} characters, max_name_chars is "
-                                f"{lim.max_name_chars}")
+            raise ProtocolError(
+                "too_long",
+                f"field name {shown(name, 40)} has "
+                f"{len(name)} characters, max_name_chars is "
+                f"{lim.max_name_chars}",
+            )
         for name in _META.keys() & message.keys():
             value = message[name]
-            if value is not None and (type(value) is not str
-                                      or len(value) > _META[name] * lim.max_name_chars):
+            if value is not None and (
+                type(value) is not str or len(value) > _META[name] * lim.max_name_chars
+            ):
                 _meta_error(name, value, _META[name] * lim.max_name_chars)
 
 
@@ -140,10 +157,13 @@ _META = {**dict.fromkeys(META_STRINGS, 1), **dict.fromkeys(LONG_META_STRINGS, 4)
 
 def _meta_error(name: str, value: Any, max_chars: int) -> None:
     if type(value) is not str:
-        raise ProtocolError("bad_type", f"'{name}' must be a string, got "
-                            f"{type(value).__name__} {shown(value)}")
-    raise ProtocolError("too_long", f"'{name}' has {len(value)} characters, at most "
-                        f"{max_chars} allowed: {shown(value, 40)}")
+        raise ProtocolError(
+            "bad_type", f"'{name}' must be a string, got {type(value).__name__} {shown(value)}"
+        )
+    raise ProtocolError(
+        "too_long",
+        f"'{name}' has {len(value)} characters, at most {max_chars} allowed: {shown(value, 40)}",
+    )
 
 
 def nesting_exceeds(value: Any, max_depth: int) -> bool:

@@ -42,16 +42,19 @@ def exposure_warning(host: str, authenticated: bool) -> str | None:
     """The warning for serving `host` without authentication, or None when it is fine."""
     if authenticated or is_loopback(host):
         return None
-    return (f"bridge: host '{host}' is not a loopback address and no authentication is "
-            "set: any machine that reaches these ports can command every spacecraft, spoof "
-            "heartbeats and claim lockstep topics; set curve_secret_key_file and "
-            "curve_clients_dir (see docs/bridge.md) or use host=127.0.0.1")
+    return (
+        f"bridge: host '{host}' is not a loopback address and no authentication is "
+        "set: any machine that reaches these ports can command every spacecraft, spoof "
+        "heartbeats and claim lockstep topics; set curve_secret_key_file and "
+        "curve_clients_dir (see docs/bridge.md) or use host=127.0.0.1"
+    )
 
 
 def _load(path: str, what: str, secret: bool) -> tuple[bytes, bytes | None]:
     if not os.path.isfile(path):
-        raise ValueError(f"{what}: no key file '{path}' (make keys with "
-                         "zmq.auth.create_certificates)")
+        raise ValueError(
+            f"{what}: no key file '{path}' (make keys with zmq.auth.create_certificates)"
+        )
     public, secret_key = zmq.auth.load_certificate(path)
     if secret and secret_key is None:
         raise ValueError(f"{what}: '{path}' holds no secret key (give the .key_secret file)")
@@ -65,8 +68,10 @@ class CurveServer:
         if not zmq.has("curve"):
             raise ValueError("curve_secret_key_file is set but this libzmq has no CURVE")
         if not os.path.isdir(clients_dir):
-            raise ValueError(f"curve_clients_dir: no directory '{clients_dir}' (it holds the "
-                             "allowed clients' public .key files)")
+            raise ValueError(
+                f"curve_clients_dir: no directory '{clients_dir}' (it holds the "
+                "allowed clients' public .key files)"
+            )
         self.public, self.secret = _load(secret_key_file, "curve_secret_key_file", True)
         from zmq.auth.thread import ThreadAuthenticator
 
@@ -90,8 +95,10 @@ def client_setup(secret_key_file: str, server_key_file: str):
     if not secret_key_file and not server_key_file:
         return None
     if not (secret_key_file and server_key_file):
-        raise ValueError("CURVE needs both curve_secret_key_file and curve_server_key_file, "
-                         f"got {secret_key_file!r} and {server_key_file!r}")
+        raise ValueError(
+            "CURVE needs both curve_secret_key_file and curve_server_key_file, "
+            f"got {secret_key_file!r} and {server_key_file!r}"
+        )
     public, secret = _load(secret_key_file, "curve_secret_key_file", True)
     server_public, _ = _load(server_key_file, "curve_server_key_file", False)
 

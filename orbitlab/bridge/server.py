@@ -72,16 +72,19 @@ class BridgeServer:
         if c.mode not in ("hub", "ros"):
             raise ValueError(f"mode must be 'hub' or 'ros', got {c.mode!r}")
         if c.mode == "ros" and (c.sub_port == 0 or c.heartbeat_port == 0):
-            raise ValueError("'ros' mode connects to the node's ports: give sub_port and "
-                             "heartbeat_port")
+            raise ValueError(
+                "'ros' mode connects to the node's ports: give sub_port and heartbeat_port"
+            )
         if c.rate_hz < 0 or c.accel < 0:
             raise ValueError(f"rate_hz and accel must be >= 0, got {c.rate_hz}, {c.accel}")
         self.schema = FrameSchema(frame_limits(c))
         """The command port's frame checks (`schema`)."""
         self._max_bytes = c.max_message_bytes
         if bool(c.curve_secret_key_file) != bool(c.curve_clients_dir):
-            raise ValueError("CURVE needs both curve_secret_key_file and curve_clients_dir, "
-                             f"got {c.curve_secret_key_file!r} and {c.curve_clients_dir!r}")
+            raise ValueError(
+                "CURVE needs both curve_secret_key_file and curve_clients_dir, "
+                f"got {c.curve_secret_key_file!r} and {c.curve_clients_dir!r}"
+            )
         warning = exposure_warning(c.host, bool(c.curve_secret_key_file))
         if warning:
             log.warning(warning)
@@ -102,8 +105,7 @@ class BridgeServer:
         self.curve: CurveServer | None = None
         try:
             if c.curve_secret_key_file:
-                self.curve = CurveServer(self.context, c.curve_secret_key_file,
-                                         c.curve_clients_dir)
+                self.curve = CurveServer(self.context, c.curve_secret_key_file, c.curve_clients_dir)
             self._open_sockets()
         except BaseException:
             if self.curve is not None:
@@ -126,8 +128,9 @@ class BridgeServer:
         (at most `max_routes` spellings)."""
         self._relay_frames: dict[tuple[str, str], bytes] = {}
         """The latest relayed frame per relay topic since the last state (re-sent with it)."""
-        self.claims = (Claims(self.heartbeat.alive, self.heartbeat.touch)
-                       if c.command_ownership else None)
+        self.claims = (
+            Claims(self.heartbeat.alive, self.heartbeat.touch) if c.command_ownership else None
+        )
         """Command ownership per namespace (`BridgeCfg.command_ownership`), or None."""
         self._diag = {"window": time.monotonic(), "count": 0, "suppressed": 0}
         self._running = False
@@ -154,16 +157,24 @@ class BridgeServer:
             setup(self.pub)
             setup(self.sub)
         pub = _bind(self.pub, c.host, c.pub_port)
-        sub = _bind(self.sub, c.host, c.sub_port) if hub else _connect(self.sub, c.host,
-                                                                        c.sub_port)
+        sub = _bind(self.sub, c.host, c.sub_port) if hub else _connect(self.sub, c.host, c.sub_port)
         limits = self.schema.limits
         self.heartbeat = HeartbeatMonitor(
-            self.context, f"tcp://{c.host}:{c.heartbeat_port or '*'}", bind=hub,
-            timeout_s=c.heartbeat_timeout_s, max_clients=c.max_clients, setup=setup,
-            schema=FrameSchema(FrameLimits(
-                max_message_bytes=min(HEARTBEAT_MAX_BYTES, limits.max_message_bytes),
-                max_depth=limits.max_depth, max_fields=limits.max_fields,
-                max_name_chars=limits.max_name_chars)))
+            self.context,
+            f"tcp://{c.host}:{c.heartbeat_port or '*'}",
+            bind=hub,
+            timeout_s=c.heartbeat_timeout_s,
+            max_clients=c.max_clients,
+            setup=setup,
+            schema=FrameSchema(
+                FrameLimits(
+                    max_message_bytes=min(HEARTBEAT_MAX_BYTES, limits.max_message_bytes),
+                    max_depth=limits.max_depth,
+                    max_fields=limits.max_fields,
+                    max_name_chars=limits.max_name_chars,
+                )
+            ),
+        )
         hb = self.heartbeat.endpoint
         self.endpoints = {"telemetry": pub, "commands": sub, "heartbeat": hb}
         """Endpoints: the simulator's PUB (bound), command SUB and heartbeat SUB."""
@@ -189,8 +200,9 @@ class BridgeServer:
         self.close()
 
     # ------------------------------------------------------------------- loop
-    def run(self, duration_s: float | None = None, max_ticks: int | None = None,
-            stop=None) -> BridgeStats:
+    def run(
+        self, duration_s: float | None = None, max_ticks: int | None = None, stop=None
+    ) -> BridgeStats:
         """Tick until `stop()` / `stop` (a threading.Event) is set, `duration_s` wall seconds
         passed or `max_ticks` ticks stepped."""
         self._running = True
@@ -253,9 +265,12 @@ class BridgeServer:
             self._publish_state()  # the current state at once: nobody has it yet
         elif self._linked and not up:
             self.stats.link_losses += 1
-            self._diagnose("link_lost", f"no heartbeat for {self.cfg.heartbeat_timeout_s} s"
-                           + ("; simulation paused" if self.cfg.require_bridge else ""),
-                           level="warn")
+            self._diagnose(
+                "link_lost",
+                f"no heartbeat for {self.cfg.heartbeat_timeout_s} s"
+                + ("; simulation paused" if self.cfg.require_bridge else ""),
+                level="warn",
+            )
         self._linked = up
         return up or not self.cfg.require_bridge
 
@@ -270,8 +285,10 @@ class BridgeServer:
             else:
                 ns, _, topic = name.partition("/")
             if (ns, topic) not in self.table.inputs:
-                raise ValueError(f"lockstep topic '{name}' is not an input topic (known: "
-                                 f"{', '.join(s.spec.path for s in self.table.inputs.values())})")
+                raise ValueError(
+                    f"lockstep topic '{name}' is not an input topic (known: "
+                    f"{', '.join(s.spec.path for s in self.table.inputs.values())})"
+                )
             keys.append((ns, topic))
         return keys
 
@@ -284,9 +301,13 @@ class BridgeServer:
             if slot.owner is None:
                 continue
             if not self.heartbeat.alive(slot.owner):
-                self._diagnose("client_lost", f"{slot.spec.path}: client '{slot.owner}' "
-                               "stopped pinging; lockstep no longer waits for it",
-                               topic=slot.spec.path, level="warn")
+                self._diagnose(
+                    "client_lost",
+                    f"{slot.spec.path}: client '{slot.owner}' "
+                    "stopped pinging; lockstep no longer waits for it",
+                    topic=slot.spec.path,
+                    level="warn",
+                )
                 slot.owner = None
                 continue
             required.append(slot)
@@ -340,14 +361,18 @@ class BridgeServer:
         `shed_frame_bytes` unread, so that no client's queue holds more than recv_hwm x
         shed_frame_bytes; returns how many others were handled."""
         c = self.cfg
-        handled, dropped = shed(self.sub, self.handle, c.shed_frame_bytes, c.max_drain,
-                                time.monotonic() + c.max_drain_s)
+        handled, dropped = shed(
+            self.sub, self.handle, c.shed_frame_bytes, c.max_drain, time.monotonic() + c.max_drain_s
+        )
         if dropped:
             self.stats.shed += dropped
-            self._diagnose("overloaded", f"{dropped} frames over shed_frame_bytes = "
-                           f"{c.shed_frame_bytes} dropped unread ({self.stats.shed} so far): "
-                           "frames arrive faster than the bridge can check them",
-                           level="warn")
+            self._diagnose(
+                "overloaded",
+                f"{dropped} frames over shed_frame_bytes = "
+                f"{c.shed_frame_bytes} dropped unread ({self.stats.shed} so far): "
+                "frames arrive faster than the bridge can check them",
+                level="warn",
+            )
         return handled
 
     def _touch_senders(self) -> None:
@@ -390,8 +415,10 @@ class BridgeServer:
         handling raised unexpectedly; the loop serves on."""
         self.stats.internal_errors += 1
         self.stats.rejected["internal_error"] = self.stats.rejected.get("internal_error", 0) + 1
-        if self._diagnose("internal_error", f"handling a frame raised {error!r} (a bridge "
-                          f"bug; frame: {shown(bytes(frame[:80]))})"):
+        if self._diagnose(
+            "internal_error",
+            f"handling a frame raised {error!r} (a bridge bug; frame: {shown(bytes(frame[:80]))})",
+        ):
             log.error("bridge: traceback of the internal error", exc_info=error)
 
     def _command(self, message: dict) -> None:
@@ -404,9 +431,12 @@ class BridgeServer:
                 self._routes[key] = route
             elif not self._routes_full_reported:
                 self._routes_full_reported = True
-                self._diagnose("too_many_routes", f"{self.cfg.max_routes} command spellings "
-                               "(max_routes) cached: new ones are routed on every frame",
-                               level="warn")
+                self._diagnose(
+                    "too_many_routes",
+                    f"{self.cfg.max_routes} command spellings "
+                    "(max_routes) cached: new ones are routed on every frame",
+                    level="warn",
+                )
         slot, parse = route
         self._accept(slot, parse(message), message.get("client") or "")
 
@@ -433,9 +463,14 @@ class BridgeServer:
         if slot.bucket is not None and not slot.bucket.take(time.monotonic()):
             slot.dropped += 1
             self.stats.rate_dropped += 1
-            self._diagnose("rate_limited", f"{slot.spec.path}: over "
-                           f"{self.cfg.max_command_rate_hz} Hz, frame dropped "
-                           f"({slot.dropped} so far)", topic=slot.spec.path, level="warn")
+            self._diagnose(
+                "rate_limited",
+                f"{slot.spec.path}: over "
+                f"{self.cfg.max_command_rate_hz} Hz, frame dropped "
+                f"({slot.dropped} so far)",
+                topic=slot.spec.path,
+                level="warn",
+            )
             return
         slot.value = values
         if not slot.fresh:
@@ -446,19 +481,28 @@ class BridgeServer:
         if self.cfg.lockstep and slot.owner is None:
             slot.owner = client
 
-    def _route(self, ns, topic, msg_type, message: dict
-               ) -> tuple[CommandSlot, protocol.VectorParser]:
+    def _route(
+        self, ns, topic, msg_type, message: dict
+    ) -> tuple[CommandSlot, protocol.VectorParser]:
         """The slot of a command's (namespace, topic_name, msg_type) and its payload parser;
         raises ProtocolError naming what is missing or unknown."""
         if not isinstance(ns, str) or not ns:
-            raise protocol.ProtocolError("missing_field", "command without a 'namespace' "
-                                         f"(fields: {', '.join(map(str, message)) or 'none'})")
-        if topic is not None and not isinstance(topic, str) or (
-                msg_type is not None and not isinstance(msg_type, str)):
+            raise protocol.ProtocolError(
+                "missing_field",
+                f"command without a 'namespace' (fields: {', '.join(map(str, message)) or 'none'})",
+            )
+        if (
+            topic is not None
+            and not isinstance(topic, str)
+            or (msg_type is not None and not isinstance(msg_type, str))
+        ):
             raise protocol.ProtocolError("bad_type", "topic_name and msg_type must be strings")
         if not topic and not msg_type:
-            raise protocol.ProtocolError("missing_field", f"command to '{ns}' names neither "
-                                         "topic_name nor msg_type", f"/{ns}")
+            raise protocol.ProtocolError(
+                "missing_field",
+                f"command to '{ns}' names neither topic_name nor msg_type",
+                f"/{ns}",
+            )
         slot = self.table.route(ns, topic, msg_type)
         spec = slot.spec
         return slot, protocol.VectorParser(COMMAND_TYPES[spec.msg_type], spec.length, spec.path)
@@ -467,8 +511,9 @@ class BridgeServer:
         rid = message.get("request_id")
         handshake = self.table.handshakes.get(rid) if isinstance(rid, str) else None
         if handshake is None:
-            raise protocol.ProtocolError("unknown_topic", f"confirmation of unknown request "
-                                         f"'{rid}'", str(rid))
+            raise protocol.ProtocolError(
+                "unknown_topic", f"confirmation of unknown request '{rid}'", str(rid)
+            )
         handshake.confirmed = True
         handshake.success = bool(message.get("success", False))
         if not handshake.success:
@@ -572,8 +617,11 @@ class BridgeServer:
         self._heartbeat_reports()
         c = self.cfg
         clock = self._clock
-        if (not clock["acked"] and clock["sent"] < c.topic_retries
-                and now - clock["last"] >= c.topic_retry_s):
+        if (
+            not clock["acked"]
+            and clock["sent"] < c.topic_retries
+            and now - clock["last"] >= c.topic_retry_s
+        ):
             clock["sent"] += 1
             clock["last"] = now
             self._send({"clock_reset": True, "sim_time": 0.0, "accelFactor": c.accel})
@@ -598,8 +646,7 @@ class BridgeServer:
             self.stats.rejected[code] = self.stats.rejected.get(code, 0) + 1
             self._diagnose(code, message, level="warn")
 
-    def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error"
-                  ) -> bool:
+    def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error") -> bool:
         """A log line and a diagnostics message, at most `diagnostics_per_s` per second;
         False when throttled (only counted)."""
         d, now = self._diag, time.monotonic()
@@ -611,10 +658,21 @@ class BridgeServer:
         d["count"] += 1
         (log.warning if level == "warn" else log.error)("bridge %s: %s", code, message)
         t = self.sim.time_s
-        self._send(protocol.telemetry(protocol.DIAGNOSTICS_NS, "OrbitlabDiagnosticMsgPayload",
-                                      protocol.DIAGNOSTICS_TOPIC, t,
-                                      {"level": level, "code": code, "message": message,
-                                       "topic": topic, "suppressed": d["suppressed"]}))
+        self._send(
+            protocol.telemetry(
+                protocol.DIAGNOSTICS_NS,
+                "OrbitlabDiagnosticMsgPayload",
+                protocol.DIAGNOSTICS_TOPIC,
+                t,
+                {
+                    "level": level,
+                    "code": code,
+                    "message": message,
+                    "topic": topic,
+                    "suppressed": d["suppressed"],
+                },
+            )
+        )
         d["suppressed"] = 0
         return True
 

@@ -38,10 +38,20 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (w, x, y, z)."""
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-                    -1).reshape(*q.shape[:-1], 3, 3)
+    return np.stack(
+        [
+            1 - 2 * (y * y + z * z),
+            2 * (x * y - w * z),
+            2 * (x * z + w * y),
+            2 * (x * y + w * z),
+            1 - 2 * (x * x + z * z),
+            2 * (y * z - w * x),
+            2 * (x * z - w * y),
+            2 * (y * z + w * x),
+            1 - 2 * (x * x + y * y),
+        ],
+        -1,
+    ).reshape(*q.shape[:-1], 3, 3)
 
 
 def matrix_to_quat(m: np.ndarray) -> np.ndarray:
@@ -109,31 +119,75 @@ class SceneAdapter:
     def topics(self) -> list[TopicSpec]:
         specs = []
         for name in self.free:
-            specs.append(TopicSpec(namespace=name, topic="sc_states",
-                                   msg_type="SCStatesMsgPayload", direction="out"))
-            specs.append(TopicSpec(namespace=name, topic="hill_states",
-                                   msg_type="HillStatesMsgPayload", direction="out"))
+            specs.append(
+                TopicSpec(
+                    namespace=name,
+                    topic="sc_states",
+                    msg_type="SCStatesMsgPayload",
+                    direction="out",
+                )
+            )
+            specs.append(
+                TopicSpec(
+                    namespace=name,
+                    topic="hill_states",
+                    msg_type="HillStatesMsgPayload",
+                    direction="out",
+                )
+            )
         if self.cfg.sensors:
             for key, sensor in self.scene.sensors.items():
                 entity, sname = key.split("/", 1)
                 period = sensor.period_steps * self.physics_dt
                 rate = 1.0 / period if sensor.period_steps > 1 else 0.0
-                specs.append(TopicSpec(namespace=entity, topic=sname, direction="out",
-                                       msg_type="OrbitlabSensorMsgPayload", max_rate_hz=rate))
+                specs.append(
+                    TopicSpec(
+                        namespace=entity,
+                        topic=sname,
+                        direction="out",
+                        msg_type="OrbitlabSensorMsgPayload",
+                        max_rate_hz=rate,
+                    )
+                )
         if self.cfg.actuator_outputs:
             for key in self.scene.actuators:
                 entity, gname = key.split("/", 1)
-                specs.append(TopicSpec(namespace=entity, topic=f"{gname}_output",
-                                       direction="out", msg_type="OrbitlabActuatorMsgPayload"))
-        specs.append(TopicSpec(namespace=protocol.ENV_NS, topic=protocol.ENV_TOPIC,
-                               direction="out", msg_type="OrbitlabEnvironmentMsgPayload"))
+                specs.append(
+                    TopicSpec(
+                        namespace=entity,
+                        topic=f"{gname}_output",
+                        direction="out",
+                        msg_type="OrbitlabActuatorMsgPayload",
+                    )
+                )
+        specs.append(
+            TopicSpec(
+                namespace=protocol.ENV_NS,
+                topic=protocol.ENV_TOPIC,
+                direction="out",
+                msg_type="OrbitlabEnvironmentMsgPayload",
+            )
+        )
         for name in self.thrusters:
             for topic in ("cmd_force", "cmd_torque"):
-                specs.append(TopicSpec(namespace=name, topic=topic, direction="in",
-                                       msg_type=protocol.COMMAND_TOPICS[topic].msg_type))
+                specs.append(
+                    TopicSpec(
+                        namespace=name,
+                        topic=topic,
+                        direction="in",
+                        msg_type=protocol.COMMAND_TOPICS[topic].msg_type,
+                    )
+                )
         for name, group in self.wheels.items():
-            specs.append(TopicSpec(namespace=name, topic="cmd_wheel_torque", direction="in",
-                                   msg_type=protocol.WHEEL_TORQUE.msg_type, length=group.num))
+            specs.append(
+                TopicSpec(
+                    namespace=name,
+                    topic="cmd_wheel_torque",
+                    direction="in",
+                    msg_type=protocol.WHEEL_TORQUE.msg_type,
+                    length=group.num,
+                )
+            )
         return specs
 
     # --------------------------------------------------------------- commands
@@ -157,7 +211,8 @@ class SceneAdapter:
         torch = self._torch
         for name in self._dirty:
             self.thrusters[name].set_wrench_command(
-                torch.tensor(self._wrench[name][None], dtype=torch.float64), self._worlds)
+                torch.tensor(self._wrench[name][None], dtype=torch.float64), self._worlds
+            )
         self._dirty.clear()
         self.scene.step(nstep)
         self._steps += nstep
@@ -186,19 +241,26 @@ class SceneAdapter:
         C, omega_h = (x[w].cpu().numpy() for x in view.hill())
         states = {}
         for name, h in self.free.items():
-            pos, quat = qpos[h.qpos_adr:h.qpos_adr + 3], qpos[h.qpos_adr + 3:h.qpos_adr + 7]
-            vel, rate = qvel[h.dof_adr:h.dof_adr + 3], qvel[h.dof_adr + 3:h.dof_adr + 6]
+            pos, quat = qpos[h.qpos_adr : h.qpos_adr + 3], qpos[h.qpos_adr + 3 : h.qpos_adr + 7]
+            vel, rate = qvel[h.dof_adr : h.dof_adr + 3], qvel[h.dof_adr + 3 : h.dof_adr + 6]
             Rbn = quat_to_matrix(quat)
             Rbh = C @ Rbn
             q_bh = matrix_to_quat(Rbh)
             states[name] = {
-                "sc_states": {"r_BN_N": (R + pos).tolist(), "v_BN_N": (V + vel).tolist(),
-                              "sigma_BN": mrp(quat / np.linalg.norm(quat)).tolist(),
-                              "omega_BN_B": rate.tolist()},
-                "hill_states": {"r_BH_H": (C @ pos).tolist(),
-                                "v_BH_H": (C @ (vel - np.cross(omega_h, pos))).tolist(),
-                                "sigma_BH": mrp(q_bh).tolist(), "q_BH": q_bh.tolist(),
-                                "omega_BH_B": (rate - Rbn.T @ omega_h).tolist()}}
+                "sc_states": {
+                    "r_BN_N": (R + pos).tolist(),
+                    "v_BN_N": (V + vel).tolist(),
+                    "sigma_BN": mrp(quat / np.linalg.norm(quat)).tolist(),
+                    "omega_BN_B": rate.tolist(),
+                },
+                "hill_states": {
+                    "r_BH_H": (C @ pos).tolist(),
+                    "v_BH_H": (C @ (vel - np.cross(omega_h, pos))).tolist(),
+                    "sigma_BH": mrp(q_bh).tolist(),
+                    "q_BH": q_bh.tolist(),
+                    "omega_BH_B": (rate - Rbn.T @ omega_h).tolist(),
+                },
+            }
         self._states, self._cache_time = states, self.time_s
         return states
 
@@ -208,11 +270,16 @@ class SceneAdapter:
         def get(name):
             return view.array(name)[w].cpu().numpy().tolist()
 
-        return {"sim_time": self.time_s, "t_j2000": get("t"), "eclipse": get("eclipse"),
-                "sun_eci": get("sun_eci"), "mag_field_eci": get("mag_field_eci"),
-                "atm_density": get("atm_density"),
-                "r_N": (view.array("R")[w].cpu().numpy() * 1e3).tolist(),
-                "v_N": (view.array("V")[w].cpu().numpy() * 1e3).tolist()}
+        return {
+            "sim_time": self.time_s,
+            "t_j2000": get("t"),
+            "eclipse": get("eclipse"),
+            "sun_eci": get("sun_eci"),
+            "mag_field_eci": get("mag_field_eci"),
+            "atm_density": get("atm_density"),
+            "r_N": (view.array("R")[w].cpu().numpy() * 1e3).tolist(),
+            "v_N": (view.array("V")[w].cpu().numpy() * 1e3).tolist(),
+        }
 
     def payloads(self, keys: list[Key]) -> dict[Key, dict]:
         out, w = {}, self.cfg.world
@@ -223,8 +290,10 @@ class SceneAdapter:
                 out[(ns, topic)] = self._environment()
             elif topic.endswith("_output") and f"{ns}/{topic[:-7]}" in self.scene.actuators:
                 group = self.scene.actuators[f"{ns}/{topic[:-7]}"]
-                out[(ns, topic)] = {"command": group.command[w].tolist(),
-                                    "output": group.output[w].tolist()}
+                out[(ns, topic)] = {
+                    "command": group.command[w].tolist(),
+                    "output": group.output[w].tolist(),
+                }
             else:
                 sensor = self.scene.sensors[f"{ns}/{topic}"]
                 names = list(getattr(sensor, "names", ()) or ())
@@ -266,11 +335,23 @@ class StandInSim:
     def topics(self) -> list[TopicSpec]:
         specs = []
         for name in self.names:
-            specs.append(TopicSpec(namespace=name, topic="sc_states",
-                                   msg_type="SCStatesMsgPayload", direction="out"))
+            specs.append(
+                TopicSpec(
+                    namespace=name,
+                    topic="sc_states",
+                    msg_type="SCStatesMsgPayload",
+                    direction="out",
+                )
+            )
             for topic in ("cmd_force", "cmd_torque"):
-                specs.append(TopicSpec(namespace=name, topic=topic, direction="in",
-                                       msg_type=protocol.COMMAND_TOPICS[topic].msg_type))
+                specs.append(
+                    TopicSpec(
+                        namespace=name,
+                        topic=topic,
+                        direction="in",
+                        msg_type=protocol.COMMAND_TOPICS[topic].msg_type,
+                    )
+                )
         return specs
 
     def apply(self, namespace: str, topic: str, values: list[float]) -> None:
@@ -295,6 +376,8 @@ class StandInSim:
     def payloads(self, keys: list[Key]) -> dict[Key, dict]:
         pos, vel, rate = self.pos.tolist(), self.vel.tolist(), self.rate.tolist()
         index, sigma = self._index, [0.0, 0.0, 0.0]
-        return {key: {"r_BN_N": pos[i], "v_BN_N": vel[i], "sigma_BN": sigma,
-                      "omega_BN_B": rate[i]}
-                for key in keys for i in (index[key[0]],)}
+        return {
+            key: {"r_BN_N": pos[i], "v_BN_N": vel[i], "sigma_BN": sigma, "omega_BN_B": rate[i]}
+            for key in keys
+            for i in (index[key[0]],)
+        }

@@ -120,8 +120,7 @@ class TopicTable:
     limiters: dict[tuple[str, str], RateLimiter] = field(default_factory=dict)
     handshakes: dict[str, Handshake] = field(default_factory=dict)
     _unlimited: list[tuple[str, str]] | None = field(default=None, repr=False)
-    _limited: list[tuple[tuple[str, str], RateLimiter]] = field(default_factory=list,
-                                                                repr=False)
+    _limited: list[tuple[tuple[str, str], RateLimiter]] = field(default_factory=list, repr=False)
 
     def add(self, spec: TopicSpec, inbound_rate_hz: float = 0.0) -> None:
         self._unlimited = None  # `due_outputs` sorts the limiters again
@@ -129,8 +128,11 @@ class TopicTable:
             self.outputs[spec.key] = spec
             self.limiters[spec.key] = RateLimiter(spec.max_rate_hz)
         else:
-            bucket = (TokenBucket(inbound_rate_hz, inbound_rate_hz * 0.05)
-                      if inbound_rate_hz > 0 else None)
+            bucket = (
+                TokenBucket(inbound_rate_hz, inbound_rate_hz * 0.05)
+                if inbound_rate_hz > 0
+                else None
+            )
             self.inputs[spec.key] = CommandSlot(spec, bucket=bucket)
         self.handshakes[spec.request_id] = Handshake(spec)
 
@@ -145,18 +147,26 @@ class TopicTable:
                 raise unknown_topic_error(namespace, topic, self)
             if msg_type and msg_type != slot.spec.msg_type:
                 raise protocol.ProtocolError(
-                    "wrong_type", f"{slot.spec.path}: msg_type must be {slot.spec.msg_type}, "
-                    f"got {msg_type}", slot.spec.path)
+                    "wrong_type",
+                    f"{slot.spec.path}: msg_type must be {slot.spec.msg_type}, got {msg_type}",
+                    slot.spec.path,
+                )
             return slot
-        found = [s for (ns, _), s in self.inputs.items()
-                 if ns == namespace and s.spec.msg_type == msg_type]
+        found = [
+            s
+            for (ns, _), s in self.inputs.items()
+            if ns == namespace and s.spec.msg_type == msg_type
+        ]
         if len(found) == 1:
             return found[0]
         if not found:
             raise unknown_topic_error(namespace, f"<{msg_type}>", self)
         raise protocol.ProtocolError(
-            "ambiguous_topic", f"namespace '{namespace}' has {len(found)} input topics of type "
-            f"{msg_type}: give topic_name", f"/{namespace}")
+            "ambiguous_topic",
+            f"namespace '{namespace}' has {len(found)} input topics of type "
+            f"{msg_type}: give topic_name",
+            f"/{namespace}",
+        )
 
     @staticmethod
     def _short_input_topic(namespace: str, name: str) -> str:
@@ -165,13 +175,16 @@ class TopicTable:
         try:
             ns, direction, short = protocol.split_topic(name)
         except ValueError as error:
-            raise protocol.ProtocolError("unknown_topic", f"topic_name {error}",
-                                         f"/{namespace}") from None
+            raise protocol.ProtocolError(
+                "unknown_topic", f"topic_name {error}", f"/{namespace}"
+            ) from None
         if ns != namespace or direction != "in":
             raise protocol.ProtocolError(
-                "wrong_topic", f"topic_name '{name}' is not an input topic of namespace "
+                "wrong_topic",
+                f"topic_name '{name}' is not an input topic of namespace "
                 f"'{namespace}' (expected /{namespace}/<bsk|orbitlab>/in/<topic>)",
-                f"/{namespace}")
+                f"/{namespace}",
+            )
         return short
 
     def due_outputs(self, now: float) -> list[tuple[str, str]]:
@@ -189,14 +202,18 @@ class TopicTable:
             h.confirmed, h.success, h.sent, h.last_sent = False, False, 0, -float("inf")
 
 
-def unknown_topic_error(namespace: str, topic: str, table: TopicTable
-                        ) -> protocol.ProtocolError:
+def unknown_topic_error(namespace: str, topic: str, table: TopicTable) -> protocol.ProtocolError:
     known = sorted({s.spec.topic for (ns, _), s in table.inputs.items() if ns == namespace})
     if not known:
         names = sorted({ns for ns, _ in table.inputs})
         return protocol.ProtocolError(
-            "unknown_topic", f"unknown namespace '{namespace}' (spacecraft with inputs: "
-            f"{', '.join(names) or 'none'})", f"/{namespace}")
+            "unknown_topic",
+            f"unknown namespace '{namespace}' (spacecraft with inputs: "
+            f"{', '.join(names) or 'none'})",
+            f"/{namespace}",
+        )
     return protocol.ProtocolError(
-        "unknown_topic", f"unknown input topic '{topic}' in namespace '{namespace}' (known: "
-        f"{', '.join(known)})", f"/{namespace}/{protocol.OWN_PREFIX}/in/{topic}")
+        "unknown_topic",
+        f"unknown input topic '{topic}' in namespace '{namespace}' (known: {', '.join(known)})",
+        f"/{namespace}/{protocol.OWN_PREFIX}/in/{topic}",
+    )

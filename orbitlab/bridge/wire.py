@@ -39,9 +39,9 @@ def send_frames(socket: zmq.Socket, frames: Iterable[bytes]) -> int:
     return sent
 
 
-
-def drain(socket: zmq.Socket, handle: Callable[[bytes], None], limit: int,
-          deadline: float = float("inf")) -> int:
+def drain(
+    socket: zmq.Socket, handle: Callable[[bytes], None], limit: int, deadline: float = float("inf")
+) -> int:
     """Receive without blocking and `handle` each frame until none is waiting, `limit`
     frames were handled or the monotonic clock passed `deadline` (s; looked at every 16
     frames); returns how many."""
@@ -85,8 +85,9 @@ def batch_io_threads() -> int:
     return changed
 
 
-def shed(socket: zmq.Socket, handle: Callable[[bytes], None], max_bytes: int, limit: int,
-         deadline: float) -> tuple[int, int]:
+def shed(
+    socket: zmq.Socket, handle: Callable[[bytes], None], max_bytes: int, limit: int, deadline: float
+) -> tuple[int, int]:
     """Overload: receive up to `limit` waiting frames without copying them; drop those over
     `max_bytes` unread and `handle` the others until the monotonic clock passes `deadline`
     (s). Returns (handled, dropped)."""
@@ -104,4 +105,3 @@ def shed(socket: zmq.Socket, handle: Callable[[bytes], None], max_bytes: int, li
         if time.monotonic() > deadline:
             break
     return handled, dropped
-

@@ -71,8 +71,15 @@ class EpisodeBuffer:
     states: list[dict[str, np.ndarray]] = field(default_factory=list)
     """Per-step state dicts of one world ({key: (1, ...)})."""
 
-    def add(self, obs: dict[str, np.ndarray], action: np.ndarray, reward: float, done: bool,
-            next_obs: dict[str, np.ndarray], state: dict[str, np.ndarray]) -> None:
+    def add(
+        self,
+        obs: dict[str, np.ndarray],
+        action: np.ndarray,
+        reward: float,
+        done: bool,
+        next_obs: dict[str, np.ndarray],
+        state: dict[str, np.ndarray],
+    ) -> None:
         """One step: observation terms (d,), action (A,), reward, done, next terms, state."""
         for name, value in obs.items():
             self.obs.setdefault(name, []).append(np.asarray(value, dtype=np.float32))
@@ -112,14 +119,15 @@ class DemoWriter:
         self.path = Path(path)
         self.partial = partial_path(self.path)
         if self.partial.exists():
-            raise DemoFileError(f"{self.partial} exists (demos of an interrupted session?): "
-                                f"rename it to keep them, or delete it")
+            raise DemoFileError(
+                f"{self.partial} exists (demos of an interrupted session?): "
+                f"rename it to keep them, or delete it"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.file = h5py.File(self.partial, "x")
         except OSError as error:
-            raise DemoFileError(f"cannot write demos to {self.partial}: "
-                                f"{_reason(error)}") from None
+            raise DemoFileError(f"cannot write demos to {self.partial}: {_reason(error)}") from None
         self.failed: str | None = None
         """Why the writer stopped taking demos (a write failed), or None."""
         self.saved_to: Path | None = None
@@ -147,8 +155,9 @@ class DemoWriter:
         if not len(episode):
             raise ValueError("an episode with no steps cannot be a demo")
         if self.failed is not None:
-            raise DemoFileError(f"{self.partial}: no more demos after a failed write "
-                                f"({self.failed})")
+            raise DemoFileError(
+                f"{self.partial}: no more demos after a failed write ({self.failed})"
+            )
         name = f"demo_{len(self.names)}"
         layout = StateLayout.from_state(episode.states)
         states = np.concatenate([layout.flatten(s) for s in episode.states])
@@ -163,26 +172,42 @@ class DemoWriter:
                 self.file.flush()
             except (OSError, RuntimeError):
                 pass
-            raise DemoFileError(f"writing {name} failed ({self.failed}): recording "
-                                f"stopped") from None
+            raise DemoFileError(
+                f"writing {name} failed ({self.failed}): recording stopped"
+            ) from None
         return name
 
     def _check_space(self, name: str, episode: EpisodeBuffer, states: np.ndarray) -> None:
         """DiskFullError unless the file system has room for this demo with a margin."""
-        size = states.nbytes + states[0].nbytes + sum(
-            np.asarray(v).nbytes for series in (episode.obs, episode.next_obs)
-            for values in series.values() for v in values)
+        size = (
+            states.nbytes
+            + states[0].nbytes
+            + sum(
+                np.asarray(v).nbytes
+                for series in (episode.obs, episode.next_obs)
+                for values in series.values()
+                for v in values
+            )
+        )
         size += len(episode) * (len(episode.actions[0]) * 4 + 9)
         needed = int(SPACE_FACTOR * size) + SPACE_MARGIN_B
         free = shutil.disk_usage(self.partial.parent).free
         if free < needed:
             self.failed = "disk full"
-            raise DiskFullError(f"not enough free space for {name} in {self.partial.parent} "
-                                f"({free / 2**20:.2f} MiB free, {needed / 2**20:.2f} MiB "
-                                f"needed): recording stopped")
+            raise DiskFullError(
+                f"not enough free space for {name} in {self.partial.parent} "
+                f"({free / 2**20:.2f} MiB free, {needed / 2**20:.2f} MiB "
+                f"needed): recording stopped"
+            )
 
-    def _write(self, name: str, episode: EpisodeBuffer, states: np.ndarray,
-               layout: StateLayout, attrs: dict[str, Any] | None) -> None:
+    def _write(
+        self,
+        name: str,
+        episode: EpisodeBuffer,
+        states: np.ndarray,
+        layout: StateLayout,
+        attrs: dict[str, Any] | None,
+    ) -> None:
         """The demo group, then the file's totals and masks, then a flush."""
         grp = self.data.create_group(name)
         for key, series in (("obs", episode.obs), ("next_obs", episode.next_obs)):
@@ -195,8 +220,12 @@ class DemoWriter:
         options: dict[str, Any] = {}
         if self.compression:
             chunk = (min(STATE_CHUNK[0], len(states)), min(STATE_CHUNK[1], states.shape[1]))
-            options = {"chunks": chunk, "compression": "gzip", "compression_opts": 4,
-                       "shuffle": True}
+            options = {
+                "chunks": chunk,
+                "compression": "gzip",
+                "compression_opts": 4,
+                "shuffle": True,
+            }
         grp.create_dataset("states", data=states, **options)
         grp.create_dataset("initial_state", data=states[0])
         for key, value in (attrs or {}).items():
@@ -274,22 +303,26 @@ class DemoReader:
         try:
             self.file = h5py.File(self.path, "r")
         except (OSError, ValueError) as error:
-            raise DemoFileError(f"{self.path} is not a readable HDF5 demo file: "
-                                f"{_reason(error) if isinstance(error, OSError) else error}"
-                                ) from None
+            raise DemoFileError(
+                f"{self.path} is not a readable HDF5 demo file: "
+                f"{_reason(error) if isinstance(error, OSError) else error}"
+            ) from None
         try:
             self.data = self.file["data"]
             self.env_args: dict[str, Any] = json.loads(self.data.attrs["env_args"])
             self._demos, self.skipped = complete_demos(self.data)
         except (KeyError, ValueError, OSError, RuntimeError) as error:
             self.file.close()
-            raise DemoFileError(f"{self.path} is not a readable demo file: "
-                                f"{(str(error).splitlines() or [type(error).__name__])[0]}"
-                                ) from None
+            raise DemoFileError(
+                f"{self.path} is not a readable demo file: "
+                f"{(str(error).splitlines() or [type(error).__name__])[0]}"
+            ) from None
         if self.skipped:
-            warnings.warn(f"{self.path}: ignoring incomplete demo(s) "
-                          + "; ".join(f"{n} ({why})" for n, why in self.skipped.items()),
-                          stacklevel=2)
+            warnings.warn(
+                f"{self.path}: ignoring incomplete demo(s) "
+                + "; ".join(f"{n} ({why})" for n, why in self.skipped.items()),
+                stacklevel=2,
+            )
 
     @property
     def demos(self) -> list[str]:

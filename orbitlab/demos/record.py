@@ -48,14 +48,23 @@ def config_to_dict(obj: Any, depth: int = 0) -> Any:
     return repr(obj)
 
 
-def env_args(task: str, seed: int = 0, backend: str = "cpu", curriculum: bool = False,
-             cfg: Any = None) -> dict[str, Any]:
+def env_args(
+    task: str, seed: int = 0, backend: str = "cpu", curriculum: bool = False, cfg: Any = None
+) -> dict[str, Any]:
     """robomimic `env_args`: env_name, type, env_kwargs (what `make_env` needs) and the
     full config as far as it serializes (`orbitlab_cfg`)."""
     key = task.removeprefix("Orbitlab-").removesuffix("-v0")
-    out = {"env_name": f"Orbitlab-{key}-v0", "type": GYM_ENV_TYPE,
-           "env_kwargs": {"task": key, "num_envs": 1, "seed": int(seed), "backend": backend,
-                          "curriculum": bool(curriculum)}}
+    out = {
+        "env_name": f"Orbitlab-{key}-v0",
+        "type": GYM_ENV_TYPE,
+        "env_kwargs": {
+            "task": key,
+            "num_envs": 1,
+            "seed": int(seed),
+            "backend": backend,
+            "curriculum": bool(curriculum),
+        },
+    }
     if cfg is not None:
         out["orbitlab_cfg"] = config_to_dict(cfg)
     return out
@@ -66,8 +75,11 @@ def make_cfg(kwargs: dict[str, Any]):
     from orbitlab.envs.gym import load_cfg
     from orbitlab_tasks import task_entry
 
-    cfg = load_cfg(task_entry(kwargs["task"]).env_cfg, num_envs=int(kwargs.get("num_envs", 1)),
-                   backend=kwargs.get("backend", "cpu"))
+    cfg = load_cfg(
+        task_entry(kwargs["task"]).env_cfg,
+        num_envs=int(kwargs.get("num_envs", 1)),
+        backend=kwargs.get("backend", "cpu"),
+    )
     if not kwargs.get("curriculum", False):
         cfg.curriculum = {}  # demonstrations at the task's full difficulty
     cfg.seed = int(kwargs.get("seed", 0))
@@ -96,8 +108,9 @@ def term_slices(env, group: str = "policy") -> dict[str, slice]:
         start += dim
     total = env.observation_manager.shapes[group]
     if (start,) != tuple(total):
-        raise RuntimeError(f"observation group '{group}': term dims sum to {start}, the group "
-                           f"has {tuple(total)}")
+        raise RuntimeError(
+            f"observation group '{group}': term dims sum to {start}, the group has {tuple(total)}"
+        )
     return out
 
 
@@ -117,10 +130,18 @@ class RecordStats:
     successes: int = 0
 
 
-def record(env, device, writer: DemoWriter, num_demos: int, rate_hz: float = 0.0,
-           keep: str = "success", max_steps: int = 0, seed: int = 0,
-           log: Callable[[str], None] = print, should_stop: Callable[[], bool] | None = None
-           ) -> RecordStats:
+def record(
+    env,
+    device,
+    writer: DemoWriter,
+    num_demos: int,
+    rate_hz: float = 0.0,
+    keep: str = "success",
+    max_steps: int = 0,
+    seed: int = 0,
+    log: Callable[[str], None] = print,
+    should_stop: Callable[[], bool] | None = None,
+) -> RecordStats:
     """Teleoperate world 0 of `env` until `num_demos` demos are written.
 
     Args:
@@ -177,20 +198,29 @@ def record(env, device, writer: DemoWriter, num_demos: int, rate_hz: float = 0.0
         cut = max_steps > 0 and len(episode) + 1 >= max_steps
         done = bool(terminated[0] or truncated[0]) or cut
         final = extras["final_obs"] if "final_obs" in extras else obs["policy"]
-        episode.add(obs_terms, action[0].cpu().numpy(), float(reward[0]), done,
-                    split_obs(final, slices), state)
+        episode.add(
+            obs_terms,
+            action[0].cpu().numpy(),
+            float(reward[0]),
+            done,
+            split_obs(final, slices),
+            state,
+        )
         if not done:
             continue
-        success = bool(has_success and env.termination_manager.last["success"][0]
-                       and not cut)
+        success = bool(has_success and env.termination_manager.last["success"][0] and not cut)
         stats.episodes += 1
         stats.successes += int(success)
         if keep == "all" or success:
-            name = writer.add(episode, {"success": success, "seed": seed,
-                                        "terminated": bool(terminated[0]) and not cut})
+            name = writer.add(
+                episode,
+                {"success": success, "seed": seed, "terminated": bool(terminated[0]) and not cut},
+            )
             stats.kept += 1
-            log(f"{name}: {len(episode)} steps, success={success} "
-                f"({stats.kept}/{num_demos} kept, {stats.episodes} episodes)")
+            log(
+                f"{name}: {len(episode)} steps, success={success} "
+                f"({stats.kept}/{num_demos} kept, {stats.episodes} episodes)"
+            )
         else:
             stats.discarded += 1
             log(f"episode of {len(episode)} steps not a success: discarded")

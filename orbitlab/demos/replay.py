@@ -39,10 +39,12 @@ def _diff(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return False, float("inf")
-    same = np.array_equal(np.ascontiguousarray(a).view(np.uint8),
-                          np.ascontiguousarray(b).view(np.uint8))
-    return same, 0.0 if same else float(np.nanmax(np.abs(a.astype(np.float64) -
-                                                         b.astype(np.float64))))
+    same = np.array_equal(
+        np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8)
+    )
+    return same, 0.0 if same else float(
+        np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64)))
+    )
 
 
 def _flat_state(env, layout) -> np.ndarray:
@@ -51,8 +53,13 @@ def _flat_state(env, layout) -> np.ndarray:
     return layout.flatten({k: v for k, v in state.items() if k in known})[0]
 
 
-def replay_demo(env, reader: DemoReader, demo: str, mode: str = "actions",
-                on_step: Callable[[int], None] | None = None) -> ReplayResult:
+def replay_demo(
+    env,
+    reader: DemoReader,
+    demo: str,
+    mode: str = "actions",
+    on_step: Callable[[int], None] | None = None,
+) -> ReplayResult:
     """Replay `demo` of `reader` in the 1-world `env`; see the module docstring."""
     if mode not in ("actions", "states"):
         raise ValueError(f"mode must be 'actions' or 'states', got {mode!r}")

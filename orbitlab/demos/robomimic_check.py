@@ -31,15 +31,27 @@ def stub_torchvision() -> bool:
         def __init__(self, *args, **kwargs):
             raise ImportError("torchvision is not installed (stubbed for low-dim robomimic)")
 
-    for name in ("Lambda", "Compose", "Normalize", "RandomCrop", "CenterCrop",
-                 "ColorJitter", "Resize"):
+    for name in (
+        "Lambda",
+        "Compose",
+        "Normalize",
+        "RandomCrop",
+        "CenterCrop",
+        "ColorJitter",
+        "Resize",
+    ):
         setattr(transforms, name, _Unavailable)
     transforms.functional = functional
     root.transforms, root.models = transforms, models
     root.__version__ = "0.0-stub"
-    sys.modules.update({"torchvision": root, "torchvision.transforms": transforms,
-                        "torchvision.transforms.functional": functional,
-                        "torchvision.models": models})
+    sys.modules.update(
+        {
+            "torchvision": root,
+            "torchvision.transforms": transforms,
+            "torchvision.transforms.functional": functional,
+            "torchvision.models": models,
+        }
+    )
     return True
 
 
@@ -59,12 +71,22 @@ def check_robomimic(path: str | Path, train_step: bool = True) -> dict:
         obs_keys = list(f["data"][first]["obs"].keys())
     obs_utils.initialize_obs_utils_with_obs_specs({"obs": {"low_dim": obs_keys, "rgb": []}})
     shapes = file_utils.get_shape_metadata_from_dataset(dataset_path=path, all_obs_keys=obs_keys)
-    dataset = SequenceDataset(hdf5_path=path, obs_keys=obs_keys,
-                              dataset_keys=("actions", "rewards", "dones"), load_next_obs=True,
-                              frame_stack=1, seq_length=1, pad_frame_stack=True,
-                              pad_seq_length=True, get_pad_mask=False, goal_mode=None,
-                              hdf5_cache_mode="all", hdf5_use_swmr=True,
-                              hdf5_normalize_obs=False, filter_by_attribute=None)
+    dataset = SequenceDataset(
+        hdf5_path=path,
+        obs_keys=obs_keys,
+        dataset_keys=("actions", "rewards", "dones"),
+        load_next_obs=True,
+        frame_stack=1,
+        seq_length=1,
+        pad_frame_stack=True,
+        pad_seq_length=True,
+        get_pad_mask=False,
+        goal_mode=None,
+        hdf5_cache_mode="all",
+        hdf5_use_swmr=True,
+        hdf5_normalize_obs=False,
+        filter_by_attribute=None,
+    )
     out = {"env_meta": env_meta, "shapes": shapes, "len": len(dataset), "obs_keys": obs_keys}
     if not train_step:
         return out
@@ -78,9 +100,13 @@ def check_robomimic(path: str | Path, train_step: bool = True) -> dict:
         config.observation.modalities.obs.low_dim = obs_keys
         config.observation.modalities.obs.rgb = []
         config.train.batch_size = 4
-    model = algo_factory(algo_name="bc", config=config,
-                         obs_key_shapes=shapes["all_shapes"], ac_dim=shapes["ac_dim"],
-                         device=torch.device("cpu"))
+    model = algo_factory(
+        algo_name="bc",
+        config=config,
+        obs_key_shapes=shapes["all_shapes"],
+        ac_dim=shapes["ac_dim"],
+        device=torch.device("cpu"),
+    )
     batch = next(iter(DataLoader(dataset, batch_size=4, shuffle=False)))
     batch = model.process_batch_for_training(batch)
     info = model.train_on_batch(batch, epoch=0, validate=False)

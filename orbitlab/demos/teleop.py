@@ -62,8 +62,10 @@ class TeleopMapping:
             if axes is not None and group.kind in ("wheels", "magnetorquers", "cmgs"):
                 a = torch.as_tensor(axes, dtype=torch.float64).cpu().reshape(-1, 3).T  # (3, n)
                 return torch.linalg.pinv(a) @ rotation
-        raise ValueError(f"teleop: no mapping from a 6-DOF command to action term '{name}' "
-                         f"({type(term).__name__}, dim {term.dim})")
+        raise ValueError(
+            f"teleop: no mapping from a 6-DOF command to action term '{name}' "
+            f"({type(term).__name__}, dim {term.dim})"
+        )
 
     def __call__(self, command: torch.Tensor) -> torch.Tensor:
         c = torch.as_tensor(command, dtype=torch.float64).reshape(6).cpu()
@@ -76,7 +78,10 @@ class TeleopMapping:
         labels = ("fx", "fy", "fz", "tx", "ty", "tz")
         lines = []
         for p in self.parts:
-            rows = ["+".join(f"{float(w):g}*{labels[j]}" for j, w in enumerate(row) if abs(w) > 0)
-                    or "0" for row in p.matrix]
+            rows = [
+                "+".join(f"{float(w):g}*{labels[j]}" for j, w in enumerate(row) if abs(w) > 0)
+                or "0"
+                for row in p.matrix
+            ]
             lines.append(f"{p.name}: [{', '.join(rows)}]")
         return "\n".join(lines)

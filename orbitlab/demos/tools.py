@@ -23,8 +23,10 @@ def _open(path: str | Path, mode: str = "r") -> h5py.File:
     try:
         return h5py.File(path, mode)
     except OSError as error:
-        raise DemoFileError(f"{path} is not a readable HDF5 demo file: "
-                            f"{error.strerror or str(error).splitlines()[0]}") from None
+        raise DemoFileError(
+            f"{path} is not a readable HDF5 demo file: "
+            f"{error.strerror or str(error).splitlines()[0]}"
+        ) from None
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -41,8 +43,9 @@ def merge(inputs: list[str | Path], output: str | Path) -> int:
     output = Path(output)
     for path in inputs:
         if _same_file(Path(path), output):
-            raise ArgumentError(f"out={str(output)!r} is invalid: it is the input {path}; "
-                                f"merge writes a new file")
+            raise ArgumentError(
+                f"out={str(output)!r} is invalid: it is the input {path}; merge writes a new file"
+            )
     partial = output.with_name(output.name + ".partial")
     try:
         count = _merge_into(inputs, partial)
@@ -74,8 +77,11 @@ def _merge_into(inputs: list[str | Path], output: Path) -> int:
                     count += 1
                 for key in names:
                     if f"mask/{key}" in f:
-                        names[key] += [rename[n.decode()].encode() for n in f[f"mask/{key}"][()]
-                                       if n.decode() in rename]
+                        names[key] += [
+                            rename[n.decode()].encode()
+                            for n in f[f"mask/{key}"][()]
+                            if n.decode() in rename
+                        ]
         data.attrs["total"] = total
         mask = out.create_group("mask")
         for key, values in names.items():
@@ -114,10 +120,14 @@ def summary(path: str | Path) -> dict:
         flags = [bool(data[d].attrs["success"]) for d in demos if "success" in data[d].attrs]
         env_args = json.loads(data.attrs["env_args"]) if "env_args" in data.attrs else {}
         masks = {k: len(f[f"mask/{k}"]) for k in ("train", "valid") if f"mask/{k}" in f}
-        return {"env_name": env_args.get("env_name"), "demos": len(demos),
-                "total_samples": int(lengths.sum()) if len(demos) else 0,
-                "total_attr": int(data.attrs.get("total", -1)),
-                "length_min": int(lengths.min()) if len(demos) else 0,
-                "length_mean": float(lengths.mean()) if len(demos) else 0.0,
-                "length_max": int(lengths.max()) if len(demos) else 0,
-                "success_rate": float(np.mean(flags)) if flags else None, "masks": masks}
+        return {
+            "env_name": env_args.get("env_name"),
+            "demos": len(demos),
+            "total_samples": int(lengths.sum()) if len(demos) else 0,
+            "total_attr": int(data.attrs.get("total", -1)),
+            "length_min": int(lengths.min()) if len(demos) else 0,
+            "length_mean": float(lengths.mean()) if len(demos) else 0.0,
+            "length_max": int(lengths.max()) if len(demos) else 0,
+            "success_rate": float(np.mean(flags)) if flags else None,
+            "masks": masks,
+        }

@@ -56,17 +56,36 @@ def make_device(name: str, cfg: DeviceCfg | None = None) -> Device:
     cls, cfg_cls = DEVICES[key]
     if cfg is not None and not isinstance(cfg, cfg_cls):
         if type(cfg) is not DeviceCfg:
-            raise TypeError(f"device {key!r} needs a {cfg_cls.__name__} (or a DeviceCfg), "
-                            f"got {type(cfg).__name__}")
-        cfg = cfg_cls(translation_sensitivity=cfg.translation_sensitivity,
-                      rotation_sensitivity=cfg.rotation_sensitivity,
-                      deadband=cfg.deadband, mode=cfg.mode)
+            raise TypeError(
+                f"device {key!r} needs a {cfg_cls.__name__} (or a DeviceCfg), "
+                f"got {type(cfg).__name__}"
+            )
+        cfg = cfg_cls(
+            translation_sensitivity=cfg.translation_sensitivity,
+            rotation_sensitivity=cfg.rotation_sensitivity,
+            deadband=cfg.deadband,
+            mode=cfg.mode,
+        )
     return cls(cfg)
 
 
 __all__ = [
-    "BUILTIN_BUTTONS", "DEVICES", "TELEOP_EXTRA", "Device", "DeviceCfg", "DeviceNotFoundError",
-    "Gamepad", "GamepadCfg", "KeyboardCfg", "ScriptedCfg", "ScriptedDevice", "SpaceMouse",
-    "SpaceMouseCfg", "TeleopDependencyError", "TerminalKeyboard", "WindowKeyboard",
-    "make_device", "shape_command",
+    "BUILTIN_BUTTONS",
+    "DEVICES",
+    "TELEOP_EXTRA",
+    "Device",
+    "DeviceCfg",
+    "DeviceNotFoundError",
+    "Gamepad",
+    "GamepadCfg",
+    "KeyboardCfg",
+    "ScriptedCfg",
+    "ScriptedDevice",
+    "SpaceMouse",
+    "SpaceMouseCfg",
+    "TeleopDependencyError",
+    "TerminalKeyboard",
+    "WindowKeyboard",
+    "make_device",
+    "shape_command",
 ]

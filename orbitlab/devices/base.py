@@ -60,8 +60,9 @@ class DeviceNotFoundError(RuntimeError):
     device and what to check."""
 
 
-def require(module: str, device: str, package: str | None = None,
-            hint: str = TELEOP_EXTRA) -> ModuleType:
+def require(
+    module: str, device: str, package: str | None = None, hint: str = TELEOP_EXTRA
+) -> ModuleType:
     """Import `module` for `device`, or raise `TeleopDependencyError` naming the PyPI
     `package` (default: the module name) and the install `hint`."""
     if module == "pygame":
@@ -71,7 +72,8 @@ def require(module: str, device: str, package: str | None = None,
     except ImportError as exc:
         raise TeleopDependencyError(
             f"The {device} device needs the Python package '{package or module}' "
-            f"(import '{module}' failed: {exc}). Install it with: {hint}") from exc
+            f"(import '{module}' failed: {exc}). Install it with: {hint}"
+        ) from exc
 
 
 @dataclass(kw_only=True)
@@ -102,8 +104,12 @@ def shape_command(raw: np.ndarray | Iterable[float], cfg: DeviceCfg) -> np.ndarr
         raise ValueError(f"deadband must be in [0, 1), got {db}")
     if db > 0.0:
         r = np.sign(r) * np.maximum(np.abs(r) - db, 0.0) / (1.0 - db)
-    gain = np.concatenate([np.broadcast_to(np.asarray(cfg.translation_sensitivity, float), 3),
-                           np.broadcast_to(np.asarray(cfg.rotation_sensitivity, float), 3)])
+    gain = np.concatenate(
+        [
+            np.broadcast_to(np.asarray(cfg.translation_sensitivity, float), 3),
+            np.broadcast_to(np.asarray(cfg.rotation_sensitivity, float), 3),
+        ]
+    )
     return np.clip(gain * r, -1.0, 1.0)
 
 
@@ -152,8 +158,9 @@ class Device(ABC):
     def add_callback(self, button: str, fn: Callable[[], object]) -> None:
         """Call `fn()` whenever `button` is pressed (during `advance()`)."""
         if button not in self.buttons:
-            raise ValueError(f"{type(self).__name__} has no button {button!r}; "
-                             f"known: {', '.join(self.buttons)}")
+            raise ValueError(
+                f"{type(self).__name__} has no button {button!r}; known: {', '.join(self.buttons)}"
+            )
         if not callable(fn):
             raise TypeError("callback must be callable")
         self._callbacks.setdefault(button, []).append(fn)

@@ -77,8 +77,10 @@ def parse_axis_expr(expr: str) -> list[Term]:
     while pos < len(expr):
         m = _TERM.match(expr, pos)
         if m is None or (terms and not m.group(1)):
-            raise ValueError(f"bad gamepad axis expression {expr!r} at position {pos}; "
-                             "use terms like a0, -a1, t5, b4, hx0 joined by + or -")
+            raise ValueError(
+                f"bad gamepad axis expression {expr!r} at position {pos}; "
+                "use terms like a0, -a1, t5, b4, hx0 joined by + or -"
+            )
         terms.append((-1.0 if m.group(1) == "-" else 1.0, m.group(2), int(m.group(3))))
         pos = m.end()
     return terms
@@ -101,9 +103,11 @@ class GamepadState:
     def reset(self) -> None:
         self._trigger_live.clear()
 
-    def update(self, axes: Sequence[float], buttons: Sequence[int],
-               hats: Sequence[tuple[int, int]] = ()) -> tuple[np.ndarray, list[str]]:
+    def update(
+        self, axes: Sequence[float], buttons: Sequence[int], hats: Sequence[tuple[int, int]] = ()
+    ) -> tuple[np.ndarray, list[str]]:
         """Raw command (6,) in [-1, 1] and the names of buttons newly pressed."""
+
         def get(seq, i, default=0.0):
             return seq[i] if 0 <= i < len(seq) else default
 
@@ -155,9 +159,13 @@ class Gamepad(Device):
             if backend == "evdev" and not _importable("evdev"):
                 raise TeleopDependencyError(
                     "The gamepad device needs the Python package 'pygame' (or 'evdev' on "
-                    f"Linux); neither can be imported. Install with: {TELEOP_EXTRA}")
-        self._reader = _PygameReader(self.cfg.joystick_index) if backend == "pygame" else \
-            _EvdevReader(self.cfg.joystick_index)
+                    f"Linux); neither can be imported. Install with: {TELEOP_EXTRA}"
+                )
+        self._reader = (
+            _PygameReader(self.cfg.joystick_index)
+            if backend == "pygame"
+            else _EvdevReader(self.cfg.joystick_index)
+        )
         self.backend = backend
 
     @property
@@ -204,20 +212,24 @@ def _importable(module: str) -> bool:
     return True
 
 
-_NOT_FOUND = ("gamepad: no joystick #{index} found via {backend} ({count} connected). Check "
-              "that it is plugged in or paired (Bluetooth), shows up in /dev/input/js* or "
-              "/dev/input/event*, and that your user may read those (group 'input').")
+_NOT_FOUND = (
+    "gamepad: no joystick #{index} found via {backend} ({count} connected). Check "
+    "that it is plugged in or paired (Bluetooth), shows up in /dev/input/js* or "
+    "/dev/input/event*, and that your user may read those (group 'input')."
+)
 
 
 class _PygameReader:
     def __init__(self, index: int):
         # Joystick events need SDL's event loop, which needs a video driver; without a
         # display use SDL's dummy driver. Read the pad even when no window has focus.
-        if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
-                                                     or os.environ.get("WAYLAND_DISPLAY")):
+        if sys.platform.startswith("linux") and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        ):
             os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
         os.environ.setdefault("SDL_JOYSTICK_ALLOW_BACKGROUND_EVENTS", "1")
         from orbitlab.devices.base import require
+
         pg = require("pygame", "gamepad", package="pygame-ce (or pygame)")
         self._pg = pg
         try:
@@ -226,11 +238,11 @@ class _PygameReader:
         except pg.error as exc:
             raise DeviceNotFoundError(
                 f"gamepad: SDL could not start ({exc}); if there is no usable display, "
-                "set SDL_VIDEODRIVER=dummy.") from exc
+                "set SDL_VIDEODRIVER=dummy."
+            ) from exc
         count = pg.joystick.get_count()
         if not 0 <= index < count:
-            raise DeviceNotFoundError(_NOT_FOUND.format(index=index, backend="pygame",
-                                                        count=count))
+            raise DeviceNotFoundError(_NOT_FOUND.format(index=index, backend="pygame", count=count))
         self._js = pg.joystick.Joystick(index)
         self._js.init()
         self.name = self._js.get_name()
@@ -251,13 +263,29 @@ class _EvdevReader:
     """Linux evdev: axes and buttons in SDL-like order (Xbox layout)."""
 
     _AXES = ("ABS_X", "ABS_Y", "ABS_Z", "ABS_RX", "ABS_RY", "ABS_RZ")
-    _BUTTONS = ("BTN_SOUTH", "BTN_EAST", "BTN_NORTH", "BTN_WEST", "BTN_TL", "BTN_TR",
-                "BTN_SELECT", "BTN_START", "BTN_MODE", "BTN_THUMBL", "BTN_THUMBR")
+    _BUTTONS = (
+        "BTN_SOUTH",
+        "BTN_EAST",
+        "BTN_NORTH",
+        "BTN_WEST",
+        "BTN_TL",
+        "BTN_TR",
+        "BTN_SELECT",
+        "BTN_START",
+        "BTN_MODE",
+        "BTN_THUMBL",
+        "BTN_THUMBR",
+    )
 
     def __init__(self, index: int):
         from orbitlab.devices.base import require
-        ev = require("evdev", "gamepad", package="evdev",
-                     hint=f"{TELEOP_EXTRA} (pygame), or pip install evdev")
+
+        ev = require(
+            "evdev",
+            "gamepad",
+            package="evdev",
+            hint=f"{TELEOP_EXTRA} (pygame), or pip install evdev",
+        )
         self._ev = ev
         ecodes = ev.ecodes
         pads = []
@@ -274,8 +302,9 @@ class _EvdevReader:
         if not 0 <= index < len(pads):
             for d in pads:
                 d.close()
-            raise DeviceNotFoundError(_NOT_FOUND.format(index=index, backend="evdev",
-                                                        count=len(pads)))
+            raise DeviceNotFoundError(
+                _NOT_FOUND.format(index=index, backend="evdev", count=len(pads))
+            )
         self._dev = pads[index]
         for i, d in enumerate(pads):
             if i != index:
@@ -284,8 +313,10 @@ class _EvdevReader:
         self._axis_codes = [getattr(ecodes, n) for n in self._AXES]
         self._hat_codes = [(ecodes.ABS_HAT0X, ecodes.ABS_HAT0Y)]
         self._button_codes = [getattr(ecodes, n) for n in self._BUTTONS]
-        self._absinfo = {code: self._dev.absinfo(code)
-                         for code, _ in self._dev.capabilities().get(ecodes.EV_ABS, [])}
+        self._absinfo = {
+            code: self._dev.absinfo(code)
+            for code, _ in self._dev.capabilities().get(ecodes.EV_ABS, [])
+        }
         self._values: dict[int, int] = {c: info.value for c, info in self._absinfo.items()}
         self._pressed = set(self._dev.active_keys())
 
@@ -302,11 +333,14 @@ class _EvdevReader:
         axes = []
         for code in self._axis_codes:
             info = self._absinfo.get(code)
-            axes.append(normalize_abs(self._values.get(code, 0), info.min, info.max)
-                        if info else 0.0)
+            axes.append(
+                normalize_abs(self._values.get(code, 0), info.min, info.max) if info else 0.0
+            )
         buttons = [1 if c in self._pressed else 0 for c in self._button_codes]
-        hats = [(int(np.sign(self._values.get(x, 0))), -int(np.sign(self._values.get(y, 0))))
-                for x, y in self._hat_codes]
+        hats = [
+            (int(np.sign(self._values.get(x, 0))), -int(np.sign(self._values.get(y, 0))))
+            for x, y in self._hat_codes
+        ]
         return axes, buttons, hats
 
     def close(self):

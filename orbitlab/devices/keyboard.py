@@ -36,9 +36,20 @@ from orbitlab.devices.base import Device, DeviceCfg, DeviceNotFoundError, requir
 
 
 def _default_axis_keys() -> dict[str, tuple[int, float]]:
-    return {"w": (0, 1.0), "s": (0, -1.0), "a": (1, 1.0), "d": (1, -1.0),
-            "q": (2, 1.0), "e": (2, -1.0), "u": (3, 1.0), "o": (3, -1.0),
-            "i": (4, 1.0), "k": (4, -1.0), "j": (5, 1.0), "l": (5, -1.0)}
+    return {
+        "w": (0, 1.0),
+        "s": (0, -1.0),
+        "a": (1, 1.0),
+        "d": (1, -1.0),
+        "q": (2, 1.0),
+        "e": (2, -1.0),
+        "u": (3, 1.0),
+        "o": (3, -1.0),
+        "i": (4, 1.0),
+        "k": (4, -1.0),
+        "j": (5, 1.0),
+        "l": (5, -1.0),
+    }
 
 
 def _default_button_keys() -> dict[str, str]:
@@ -102,8 +113,14 @@ class KeyHold:
 
 
 _CSI_FINAL = {"A": "up", "B": "down", "C": "right", "D": "left"}
-_CONTROL = {"\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace", "\x08": "backspace",
-            " ": "space"}
+_CONTROL = {
+    "\r": "enter",
+    "\n": "enter",
+    "\t": "tab",
+    "\x7f": "backspace",
+    "\x08": "backspace",
+    " ": "space",
+}
 
 
 def parse_keys(data: bytes) -> list[str]:
@@ -121,13 +138,13 @@ def parse_keys(data: bytes) -> list[str]:
             if i + 1 < n and text[i + 1] in "[O":
                 j = i + 2
                 while j < n and not ("\x40" <= text[j] <= "\x7e"):
-                    j += 1                      # parameter bytes of a CSI sequence
+                    j += 1  # parameter bytes of a CSI sequence
                 if j < n:
                     if text[j] in _CSI_FINAL and j == i + 2:
                         keys.append(_CSI_FINAL[text[j]])
                     i = j + 1
                     continue
-                i = n                           # truncated sequence: drop it
+                i = n  # truncated sequence: drop it
                 continue
             keys.append("esc")
         elif ch in _CONTROL:
@@ -179,9 +196,13 @@ class TerminalKeyboard(_KeyboardBase):
     `reader` (tests): a callable returning the bytes available now (b"" if none); when
     given, the terminal is not touched. `clock`: seconds, monotonic."""
 
-    def __init__(self, cfg: KeyboardCfg | None = None, *,
-                 reader: Callable[[], bytes] | None = None,
-                 clock: Callable[[], float] | None = None):
+    def __init__(
+        self,
+        cfg: KeyboardCfg | None = None,
+        *,
+        reader: Callable[[], bytes] | None = None,
+        clock: Callable[[], float] | None = None,
+    ):
         super().__init__(cfg, clock)
         self._fd: int | None = None
         self._saved = None
@@ -195,7 +216,8 @@ class TerminalKeyboard(_KeyboardBase):
         except ImportError as exc:
             raise DeviceNotFoundError(
                 "The terminal keyboard needs a POSIX terminal (termios); here use the "
-                "'keyboard-window' device instead (pip install 'orbitlab-sim[teleop]').") from exc
+                "'keyboard-window' device instead (pip install 'orbitlab-sim[teleop]')."
+            ) from exc
         stdin = sys.stdin
         try:
             fd = stdin.fileno()
@@ -206,10 +228,11 @@ class TerminalKeyboard(_KeyboardBase):
             raise DeviceNotFoundError(
                 "keyboard: stdin is not a terminal (TTY), so keys cannot be read. Run the "
                 "script in an interactive terminal (not piped, not under a job runner or "
-                "pytest capture), or use the 'keyboard-window' device (pygame window).")
+                "pytest capture), or use the 'keyboard-window' device (pygame window)."
+            )
         self._saved = termios.tcgetattr(fd)
         self._fd = fd
-        tty.setcbreak(fd)                       # no line buffering, no echo; keeps Ctrl+C
+        tty.setcbreak(fd)  # no line buffering, no echo; keeps Ctrl+C
         atexit.register(self.close)
 
         def read() -> bytes:
@@ -229,8 +252,9 @@ class TerminalKeyboard(_KeyboardBase):
             if key in self.cfg.button_keys:
                 self._press(self.cfg.button_keys[key])
             elif key in self.cfg.axis_keys:
-                hold = self.cfg.key_hold_s if self._keys.held(key, now) else \
-                    self.cfg.key_first_hold_s
+                hold = (
+                    self.cfg.key_hold_s if self._keys.held(key, now) else self.cfg.key_first_hold_s
+                )
                 self._keys.press(key, now + hold)
         return self._keys.command(now)
 
@@ -238,6 +262,7 @@ class TerminalKeyboard(_KeyboardBase):
         """Restore the terminal settings (idempotent)."""
         if self._fd is not None and self._saved is not None:
             import termios
+
             try:
                 termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
             except termios.error:
@@ -255,8 +280,7 @@ class WindowKeyboard(_KeyboardBase):
     """Keyboard through a small pygame window with real key-down/up events (the window
     must have the focus); closing the window presses "quit"."""
 
-    def __init__(self, cfg: KeyboardCfg | None = None, *,
-                 clock: Callable[[], float] | None = None):
+    def __init__(self, cfg: KeyboardCfg | None = None, *, clock: Callable[[], float] | None = None):
         super().__init__(cfg, clock)
         pg = require("pygame", "keyboard-window", package="pygame-ce (or pygame)")
         self._pg = pg
@@ -268,7 +292,8 @@ class WindowKeyboard(_KeyboardBase):
             raise DeviceNotFoundError(
                 f"keyboard-window: pygame could not open a window ({exc}); check that a "
                 "display is available (DISPLAY / WAYLAND_DISPLAY), or use the terminal "
-                "'keyboard' device.") from exc
+                "'keyboard' device."
+            ) from exc
         pg.display.set_caption("orbitlab teleop (keep this window focused)")
         self._draw_help()
 
@@ -277,7 +302,7 @@ class WindowKeyboard(_KeyboardBase):
         self._screen.fill((20, 20, 30))
         try:
             font = pg.font.Font(None, 20)
-        except (pg.error, NotImplementedError, ImportError):   # no font module: blank window
+        except (pg.error, NotImplementedError, ImportError):  # no font module: blank window
             pg.display.flip()
             return
         lines = ["orbitlab teleop - keys:"] + describe_keys(self.cfg).splitlines()

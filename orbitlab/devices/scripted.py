@@ -27,7 +27,8 @@ class ScriptedCfg(DeviceCfg):
     """Command sequence, button events and end behaviour of a `ScriptedDevice`."""
 
     commands: torch.Tensor | np.ndarray | Sequence[Sequence[float]] = field(
-        default_factory=lambda: np.zeros((1, 6)))
+        default_factory=lambda: np.zeros((1, 6))
+    )
     """Raw commands, (T, 6), one row per `advance()`; values outside [-1, 1] are clipped
     (before the sensitivities are applied)."""
     events: Mapping[int, str | Sequence[str]] = field(default_factory=dict)
@@ -55,7 +56,8 @@ class ScriptedDevice(Device):
         if self.cfg.end not in ("loop", "hold", "zero"):
             raise ValueError(f"end must be 'loop', 'hold' or 'zero', got {self.cfg.end!r}")
         self._events: dict[int, tuple[str, ...]] = {
-            int(k): (v,) if isinstance(v, str) else tuple(v) for k, v in self.cfg.events.items()}
+            int(k): (v,) if isinstance(v, str) else tuple(v) for k, v in self.cfg.events.items()
+        }
         self._step = 0
 
     @property
@@ -91,5 +93,7 @@ class ScriptedDevice(Device):
         return np.zeros(6)
 
     def help_text(self) -> str:
-        return (f"ScriptedDevice: {len(self._commands)} steps, end={self.cfg.end}, "
-                f"events at steps {sorted(self._events)} ({self.mode} command)")
+        return (
+            f"ScriptedDevice: {len(self._commands)} steps, end={self.cfg.end}, "
+            f"events at steps {sorted(self._events)} ({self.mode} command)"
+        )

@@ -30,8 +30,9 @@ from orbitlab.devices.base import Device, DeviceCfg, DeviceNotFoundError, requir
 VENDOR_IDS = (0x046D, 0x256F)
 """Logitech (older 3Dconnexion devices) and 3Dconnexion."""
 
-LOGITECH_3DX_PRODUCTS = frozenset({
-    0xC603, 0xC605, 0xC606, 0xC621, 0xC623, 0xC625, 0xC626, 0xC627, 0xC628, 0xC629, 0xC62B})
+LOGITECH_3DX_PRODUCTS = frozenset(
+    {0xC603, 0xC605, 0xC606, 0xC621, 0xC623, 0xC625, 0xC626, 0xC627, 0xC628, 0xC629, 0xC62B}
+)
 """3Dconnexion product ids under Logitech's vendor id (other 0x046d devices are mice,
 keyboards, ...); every product under 0x256f is accepted."""
 
@@ -69,8 +70,9 @@ def _int16(lo: int, hi: int) -> int:
     return v - 0x10000 if v >= 0x8000 else v
 
 
-def parse_report(report: Sequence[int] | bytes, channels: np.ndarray,
-                 scale: float = 350.0) -> int | None:
+def parse_report(
+    report: Sequence[int] | bytes, channels: np.ndarray, scale: float = 350.0
+) -> int | None:
     """Apply one HID report to the 6 raw `channels` (updated in place, in [-1, 1]).
 
     Returns the button bitmask if it is a button report, else None. Unknown or short
@@ -81,8 +83,10 @@ def parse_report(report: Sequence[int] | bytes, channels: np.ndarray,
     rid = data[0]
 
     def values(start: int, count: int) -> list[float]:
-        return [float(np.clip(_int16(data[start + 2 * k], data[start + 2 * k + 1]) / scale,
-                              -1.0, 1.0)) for k in range(count)]
+        return [
+            float(np.clip(_int16(data[start + 2 * k], data[start + 2 * k + 1]) / scale, -1.0, 1.0))
+            for k in range(count)
+        ]
 
     if rid == 1 and len(data) >= 13:
         channels[:6] = values(1, 6)
@@ -105,8 +109,7 @@ def map_channels(channels: np.ndarray, axis_map: Sequence[tuple[int, float]]) ->
     return np.clip([gain * channels[ch] for ch, gain in axis_map], -1.0, 1.0)
 
 
-def find_spacemouse(hid, vendor_id: int | None = None,
-                    product_id: int | None = None) -> list[dict]:
+def find_spacemouse(hid, vendor_id: int | None = None, product_id: int | None = None) -> list[dict]:
     """The `hid.enumerate()` entries of connected 3Dconnexion devices, multi-axis
     interface (usage page 1, usage 8) first."""
     found = []
@@ -143,7 +146,8 @@ class SpaceMouse(Device):
         if not hasattr(hid, "device"):
             raise DeviceNotFoundError(
                 "spacemouse: the imported 'hid' module is not hidapi's (no hid.device); "
-                "pip uninstall hid, then pip install 'orbitlab-sim[teleop]' (hidapi).")
+                "pip uninstall hid, then pip install 'orbitlab-sim[teleop]' (hidapi)."
+            )
         path = self.cfg.path
         if path is None:
             found = find_spacemouse(hid, self.cfg.vendor_id, self.cfg.product_id)
@@ -151,9 +155,10 @@ class SpaceMouse(Device):
                 raise DeviceNotFoundError(
                     "spacemouse: no 3Dconnexion HID device found (vendor 0x046d/0x256f). "
                     "Check that it is plugged in (or its wireless receiver is, and it is "
-                    "switched on), that it is listed by `python -c \"import hid; "
-                    "print(hid.enumerate())\"`, and on Linux that your user may read "
-                    "/dev/hidraw* (udev rule).")
+                    'switched on), that it is listed by `python -c "import hid; '
+                    'print(hid.enumerate())"`, and on Linux that your user may read '
+                    "/dev/hidraw* (udev rule)."
+                )
             path = found[0]["path"]
             self.name = found[0].get("product_string") or self.name
         dev = hid.device()
@@ -163,7 +168,8 @@ class SpaceMouse(Device):
             raise DeviceNotFoundError(
                 f"spacemouse: cannot open HID path {path!r} ({exc}); check the permissions "
                 "of /dev/hidraw* (udev rule) and that spacenavd / the 3Dconnexion driver "
-                "does not hold it.") from exc
+                "does not hold it."
+            ) from exc
         dev.set_nonblocking(1)
         return dev
 
@@ -187,7 +193,7 @@ class SpaceMouse(Device):
                 self._press(name)
 
     def _poll(self) -> np.ndarray:
-        for _ in range(256):                    # drain the queue, bounded
+        for _ in range(256):  # drain the queue, bounded
             report = self._dev.read(64)
             if not report:
                 break

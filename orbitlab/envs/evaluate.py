@@ -28,8 +28,7 @@ import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
-EFFORT_UNITS = {"thrusters": "N s", "wheels": "N m s", "magnetorquers": "A m^2 s",
-                "cmgs": "rad"}
+EFFORT_UNITS = {"thrusters": "N s", "wheels": "N m s", "magnetorquers": "A m^2 s", "cmgs": "rad"}
 """Units of a group's control effort (output units x s), by element kind."""
 
 
@@ -64,9 +63,11 @@ class Score:
     """Worlds whose first episode the cost and final-error fields average over."""
 
     def __str__(self) -> str:
-        text = (f"episodes {self.episodes}, success {100 * self.success_rate:.1f}%, "
-                f"return {self.mean_return:.3f}, time to success "
-                f"{self.mean_success_time_s:.1f} s")
+        text = (
+            f"episodes {self.episodes}, success {100 * self.success_rate:.1f}%, "
+            f"return {self.mean_return:.3f}, time to success "
+            f"{self.mean_success_time_s:.1f} s"
+        )
         if self.mean_delta_v_mps is not None:
             text += f", delta-v {self.mean_delta_v_mps:.4g} m/s"
         for name, value in self.control_effort.items():
@@ -79,8 +80,12 @@ class Score:
 class StepObserver(Protocol):
     """Something that watches a rollout (a recorder, a live viewer)."""
 
-    def observe(self, env: ManagerBasedRLEnv, terms: dict[str, torch.Tensor],
-                outputs: dict[str, torch.Tensor]) -> None:
+    def observe(
+        self,
+        env: ManagerBasedRLEnv,
+        terms: dict[str, torch.Tensor],
+        outputs: dict[str, torch.Tensor],
+    ) -> None:
         """Called after reset and after every env step's physics, before finished worlds
         reset. `terms`: each reward term's unweighted value this step, (num_envs,) (empty
         after reset); `outputs`: each actuator group's applied output averaged over the
@@ -125,9 +130,15 @@ class StepMeters:
         inverse = []
         for body in group.bodies.tolist():
             owner = [e for e in self.env.scene.entities.values() if body in e.body_ids]
-            mass = owner[0].mass_kg if owner else float(
-                self.env.scene.mj_model.body_subtreemass[
-                    self.env.scene.mj_model.body_rootid[body]])
+            mass = (
+                owner[0].mass_kg
+                if owner
+                else float(
+                    self.env.scene.mj_model.body_subtreemass[
+                        self.env.scene.mj_model.body_rootid[body]
+                    ]
+                )
+            )
             inverse.append(1.0 / mass if mass > 0.0 else 0.0)
         return torch.tensor(inverse, dtype=torch.float64, device=self.env.device)
 
@@ -167,14 +178,17 @@ class StepMeters:
                 self.delta_v += (out @ self._inv_mass[name]) * self.dt
             if name == next(iter(self.groups)):
                 self._substeps += 1
+
         return metered
 
     def _captured(self, name: str, func: Callable[..., torch.Tensor]):
         """`func` (a reward term), keeping its unweighted value of this step."""
+
         def capture(env, **params) -> torch.Tensor:
             value = func(env, **params)
             self._raw[name] = torch.as_tensor(value).to(torch.float64) + 0.0  # no -0.0
             return value
+
         return capture
 
     def _metered_compute(self, compute: Callable[[float], torch.Tensor]):
@@ -190,6 +204,7 @@ class StepMeters:
             for observer in self.observers:
                 observer.observe(self.env, self.terms, self.step_output)
             return reward
+
         return metered
 
     def clear(self, worlds: torch.Tensor) -> None:
@@ -202,9 +217,13 @@ def _mean(values: torch.Tensor) -> float:
     return float(values.to(torch.float64).mean()) if values.numel() else float("nan")
 
 
-def rollout(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = "baseline",
-            max_steps: int | None = None, seed: int = 0,
-            observers: Sequence[StepObserver] = ()) -> Score:
+def rollout(
+    env: ManagerBasedRLEnv,
+    policy: str | Callable[[], torch.Tensor] = "baseline",
+    max_steps: int | None = None,
+    seed: int = 0,
+    observers: Sequence[StepObserver] = (),
+) -> Score:
     """Run every env until each has ended one episode (or `max_steps` env steps).
 
     `policy`: 'baseline' (the config's agent graph; no actions), 'random' (uniform in
@@ -262,15 +281,18 @@ def rollout(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = "
     has_thrusters = bool(meters.thrusters)
     impulse = sum((final_effort[k] for k in meters.thrusters), torch.zeros_like(final_dv))
     terms = {k: _mean(v) for k, v in final_terms.items()}
-    return Score(episodes=count,
-                 success_rate=float(success.sum()) / max(count, 1),
-                 mean_return=float(final_return[ended].mean()) if count else float("nan"),
-                 mean_success_time_s=float(won_time.mean()) if won_time.numel() else float("nan"),
-                 mean_delta_v_mps=_mean(final_dv) if has_thrusters else None,
-                 mean_impulse_ns=_mean(impulse) if has_thrusters else None,
-                 control_effort={k: _mean(v) for k, v in final_effort.items()},
-                 control_effort_units={k: EFFORT_UNITS.get(g.kind, "output x s")
-                                       for k, g in meters.groups.items()},
-                 final_terms=terms,
-                 final_errors={k: v for k, v in terms.items() if "error" in k.lower()},
-                 worlds=n)
+    return Score(
+        episodes=count,
+        success_rate=float(success.sum()) / max(count, 1),
+        mean_return=float(final_return[ended].mean()) if count else float("nan"),
+        mean_success_time_s=float(won_time.mean()) if won_time.numel() else float("nan"),
+        mean_delta_v_mps=_mean(final_dv) if has_thrusters else None,
+        mean_impulse_ns=_mean(impulse) if has_thrusters else None,
+        control_effort={k: _mean(v) for k, v in final_effort.items()},
+        control_effort_units={
+            k: EFFORT_UNITS.get(g.kind, "output x s") for k, g in meters.groups.items()
+        },
+        final_terms=terms,
+        final_errors={k: v for k, v in terms.items() if "error" in k.lower()},
+        worlds=n,
+    )

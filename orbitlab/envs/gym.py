@@ -47,8 +47,10 @@ def _box(shape, low=-np.inf, high=np.inf) -> gym.spaces.Box:
 class OrbitlabVectorEnv(gym.vector.VectorEnv):
     """All worlds of a ManagerBasedRLEnv as one Gymnasium vector env."""
 
-    metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP,
-                                "render_modes": ["rgb_array"]}
+    metadata: ClassVar[dict] = {
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": ["rgb_array"],
+    }
 
     def __init__(self, env: ManagerBasedRLEnv, as_numpy: bool = True):
         self.env, self.as_numpy = env, as_numpy
@@ -57,8 +59,9 @@ class OrbitlabVectorEnv(gym.vector.VectorEnv):
             raise ValueError("the task needs a 'policy' observation group")
         self.single_observation_space = _box(env.observation_manager.shapes["policy"])
         self.single_action_space = _box((env.action_manager.total_dim,), -1.0, 1.0)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
-                                                              self.num_envs)
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs
+        )
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
         self.render_mode = "rgb_array"
 
@@ -71,13 +74,19 @@ class OrbitlabVectorEnv(gym.vector.VectorEnv):
 
     def step(self, actions):
         obs, reward, terminated, truncated, extras = self.env.step(
-            torch.as_tensor(actions, device=self.env.device))
+            torch.as_tensor(actions, device=self.env.device)
+        )
         infos: dict[str, Any] = {"log": dict(extras.get("log", {}))}
         if "final_obs" in extras:
             infos["final_obs"] = self._out(extras["final_obs"])
             infos["_final_obs"] = self._out(terminated | truncated)
-        return (self._out(obs["policy"]), self._out(reward), self._out(terminated),
-                self._out(truncated), infos)
+        return (
+            self._out(obs["policy"]),
+            self._out(reward),
+            self._out(terminated),
+            self._out(truncated),
+            infos,
+        )
 
     def render(self):
         return self.env.render()
@@ -104,12 +113,16 @@ class OrbitlabGymEnv(gym.Env):
         return obs["policy"][0].cpu().numpy(), {}
 
     def step(self, action):
-        action = torch.as_tensor(np.asarray(action, dtype=np.float32)[None],
-                                 device=self.env.device)
+        action = torch.as_tensor(np.asarray(action, dtype=np.float32)[None], device=self.env.device)
         obs, reward, terminated, truncated, extras = self.env.step(action)
         info = {"log": dict(extras.get("log", {}))}
-        return (obs["policy"][0].cpu().numpy(), float(reward[0]), bool(terminated[0]),
-                bool(truncated[0]), info)
+        return (
+            obs["policy"][0].cpu().numpy(),
+            float(reward[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            info,
+        )
 
     def render(self):
         return self.env.render()
@@ -118,8 +131,9 @@ class OrbitlabGymEnv(gym.Env):
         self.env.close()
 
 
-def make_vector_env(cfg_entry_point: str, num_envs: int = 1, as_numpy: bool = True,
-                    **overrides) -> OrbitlabVectorEnv:
+def make_vector_env(
+    cfg_entry_point: str, num_envs: int = 1, as_numpy: bool = True, **overrides
+) -> OrbitlabVectorEnv:
     cfg = load_cfg(cfg_entry_point, num_envs=num_envs, **overrides)
     return OrbitlabVectorEnv(ManagerBasedRLEnv(cfg), as_numpy=as_numpy)
 
@@ -128,8 +142,12 @@ def register_task(task: str, cfg_entry_point: str, max_episode_steps: int | None
     """Register `Orbitlab-<task>-v0` (single and vector entry points); returns the id."""
     env_id = f"Orbitlab-{task}-v0"
     if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point="orbitlab.envs.gym:OrbitlabGymEnv",
-                     vector_entry_point="orbitlab.envs.gym:make_vector_env",
-                     kwargs={"cfg_entry_point": cfg_entry_point},
-                     max_episode_steps=max_episode_steps, disable_env_checker=True)
+        gym.register(
+            id=env_id,
+            entry_point="orbitlab.envs.gym:OrbitlabGymEnv",
+            vector_entry_point="orbitlab.envs.gym:make_vector_env",
+            kwargs={"cfg_entry_point": cfg_entry_point},
+            max_episode_steps=max_episode_steps,
+            disable_env_checker=True,
+        )
     return env_id

@@ -72,8 +72,11 @@ def sensor_keys(sensors) -> list[tuple[str, str]]:
     when no other entity has a sensor of that name, also under its short name ('gyro')."""
     shorts = Counter(name.split("/", 1)[-1] for name in sensors)
     keys = [(name, name) for name in sensors]
-    keys += [(name.split("/", 1)[-1], name) for name in sensors
-             if shorts[name.split("/", 1)[-1]] == 1 and "/" in name]
+    keys += [
+        (name.split("/", 1)[-1], name)
+        for name in sensors
+        if shorts[name.split("/", 1)[-1]] == 1 and "/" in name
+    ]
     return keys
 
 
@@ -94,8 +97,7 @@ class ManagerBasedRLEnv:
         self.max_episode_length_s = float(cfg.episode_length_s)
         self.max_episode_length = int(np.ceil(cfg.episode_length_s / self.step_dt))
         self.all_env_ids = torch.arange(self.num_envs, device=self.device)
-        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long,
-                                              device=self.device)
+        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self.common_step_counter = 0
         self.unhealthy_count = 0
         """Worlds ended because the simulation froze them (orbitlab.sim.health), in all."""
@@ -104,8 +106,7 @@ class ManagerBasedRLEnv:
         self._renderer = None
         self._renderer_camera = None
         self._sensor_keys = sensor_keys(self.scene.sensors)
-        self.agent, self.agent_outputs = (cfg.agent(self) if cfg.agent is not None
-                                          else (None, {}))
+        self.agent, self.agent_outputs = cfg.agent(self) if cfg.agent is not None else (None, {})
         self.command_manager = CommandManager(cfg.commands, self)
         self.action_manager = ActionManager(cfg.actions, self)
         self.event_manager = EventManager(cfg.events, self)
@@ -125,8 +126,7 @@ class ManagerBasedRLEnv:
         ended inside `step()` (terminated or timed out) move the curriculum."""
         if seed is not None:
             self.reseed(int(seed))
-        ids = self.all_env_ids if env_ids is None else torch.as_tensor(env_ids,
-                                                                       device=self.device)
+        ids = self.all_env_ids if env_ids is None else torch.as_tensor(env_ids, device=self.device)
         self.extras = {"log": {}}
         self._reset_idx(ids, update_curriculum=False)
         self.obs_buf = self.observation_manager.compute()
@@ -164,7 +164,8 @@ class ManagerBasedRLEnv:
         unhealthy = self.scene.view.array("health") != 0
         time_out = (self.episode_length_buf >= self.max_episode_length) & ~unhealthy
         truncated = (self.termination_manager.time_outs & ~unhealthy) | (
-            time_out & ~self.termination_manager.terminated)
+            time_out & ~self.termination_manager.terminated
+        )
         terminated = self.termination_manager.terminated.clone() | unhealthy
         reward = self.reward_manager.compute(self.step_dt).clone()
         self.extras = {"log": {}, "time_outs": truncated}
@@ -204,8 +205,12 @@ class ManagerBasedRLEnv:
         self.event_manager.apply("reset", env_ids)
         self.scene.data.forward(env_ids.cpu().numpy())  # once, after every reset event
         self.scene.refresh_sensors(env_ids)
-        for manager in (self.action_manager, self.reward_manager, self.termination_manager,
-                        self.command_manager):
+        for manager in (
+            self.action_manager,
+            self.reward_manager,
+            self.termination_manager,
+            self.command_manager,
+        ):
             log.update(manager.reset(env_ids))
         if hasattr(self, "observation_manager"):
             self.observation_manager.reset(env_ids)
@@ -229,7 +234,13 @@ class ManagerBasedRLEnv:
         self._renderer_camera = None
 
     def __str__(self) -> str:
-        managers = (self.action_manager, self.observation_manager, self.reward_manager,
-                    self.termination_manager, self.event_manager, self.command_manager,
-                    self.curriculum_manager)
+        managers = (
+            self.action_manager,
+            self.observation_manager,
+            self.reward_manager,
+            self.termination_manager,
+            self.event_manager,
+            self.command_manager,
+            self.curriculum_manager,
+        )
         return "\n".join(str(m) for m in managers)

@@ -17,8 +17,16 @@ def render_rgb(env, env_id: int = 0, camera: str | None = None) -> np.ndarray:
         if env._renderer is not None:
             env._renderer.close()
         height, width = env.cfg.render_size
-        env._renderer = CameraRenderer(env.scene.data, name, width, height, rgb=True,
-                                       depth=False, engine="opengl", geom_groups=(0, 1, 2, 4))
+        env._renderer = CameraRenderer(
+            env.scene.data,
+            name,
+            width,
+            height,
+            rgb=True,
+            depth=False,
+            engine="opengl",
+            geom_groups=(0, 1, 2, 4),
+        )
         env._renderer_camera = name
     rgb, _ = env._renderer.render(np.array([env_id]))
     return rgb[0].cpu().numpy()

@@ -52,9 +52,26 @@ import torch
 from orbitlab.actuators.delay import DelayLine
 
 GLOBAL = "global/"
-_SKIP_ATTRS = frozenset({"cfg", "env", "_env", "ctx", "view", "scene", "data", "model",
-                         "mj_model", "device", "name", "_rows", "_renderer",
-                         "_renderer_camera", "groups", "params"})
+_SKIP_ATTRS = frozenset(
+    {
+        "cfg",
+        "env",
+        "_env",
+        "ctx",
+        "view",
+        "scene",
+        "data",
+        "model",
+        "mj_model",
+        "device",
+        "name",
+        "_rows",
+        "_renderer",
+        "_renderer_camera",
+        "groups",
+        "params",
+    }
+)
 _MAX_DEPTH = 6
 
 
@@ -118,9 +135,20 @@ def _component_roots(env) -> dict[str, tuple[Any, tuple[str, ...] | None]]:
 def _foreign_ids(env) -> set[int]:
     """Objects a walk must not enter from elsewhere (they are walked as their own root)."""
     scene = env.scene
-    objs = [env, scene, scene.view, scene.actuator_context, scene.data, env.action_manager,
-            env.observation_manager, env.termination_manager, env.reward_manager,
-            env.command_manager, env.event_manager, env.curriculum_manager]
+    objs = [
+        env,
+        scene,
+        scene.view,
+        scene.actuator_context,
+        scene.data,
+        env.action_manager,
+        env.observation_manager,
+        env.termination_manager,
+        env.reward_manager,
+        env.command_manager,
+        env.event_manager,
+        env.curriculum_manager,
+    ]
     objs += list(scene.actuators.values()) + list(scene.sensors.values())
     objs += list(scene.entities.values()) + list(scene.markers.values())
     return {id(o) for o in objs}
@@ -138,8 +166,15 @@ class _Leaf:
     obj: Any
 
 
-def _walk(obj: Any, path: str, n: int, foreign: set[int], seen: set[int],
-          attrs: Sequence[str] | None = None, depth: int = 0) -> Iterator[_Leaf]:
+def _walk(
+    obj: Any,
+    path: str,
+    n: int,
+    foreign: set[int],
+    seen: set[int],
+    attrs: Sequence[str] | None = None,
+    depth: int = 0,
+) -> Iterator[_Leaf]:
     """Every state leaf under `obj` (tensors with leading dim n, delay lines, generators)."""
     if isinstance(obj, DelayLine):
         if obj.steps:
@@ -211,13 +246,17 @@ def _batch(env):
 
 def _orbit_arrays(env) -> dict[str, np.ndarray]:
     data = env.scene.data
-    return {name: array.numpy() for name, array in data._arrays.items()
-            if "_frames_" not in name and array.shape[0] == data.nworld}
+    return {
+        name: array.numpy()
+        for name, array in data._arrays.items()
+        if "_frames_" not in name and array.shape[0] == data.nworld
+    }
 
 
 # ------------------------------------------------------------------- API
-def get_state(env, env_ids: Sequence[int] | torch.Tensor | None = None,
-              rng: bool = True) -> dict[str, np.ndarray]:
+def get_state(
+    env, env_ids: Sequence[int] | torch.Tensor | None = None, rng: bool = True
+) -> dict[str, np.ndarray]:
     """The full state of `env_ids` (default all): {key: (k, ...) array}, copies.
 
     Args:
@@ -245,8 +284,9 @@ def get_state(env, env_ids: Sequence[int] | torch.Tensor | None = None,
                 out[leaf.path] = np.array(value[ids])
         elif leaf.kind == "delay":
             line = leaf.obj
-            buf = line.buffer[_delay_order(line).to(line.buffer.device)][:, tids.to(
-                line.buffer.device)]
+            buf = line.buffer[_delay_order(line).to(line.buffer.device)][
+                :, tids.to(line.buffer.device)
+            ]
             out[leaf.path] = np.moveaxis(_np(buf), 0, 1).copy()
         elif rng:
             state = _np(leaf.obj.get_state()).astype(np.uint8)
@@ -258,9 +298,12 @@ def get_state(env, env_ids: Sequence[int] | torch.Tensor | None = None,
     return out
 
 
-def set_state(env, state: dict[str, np.ndarray],
-              env_ids: Sequence[int] | torch.Tensor | None = None,
-              restore_globals: bool | None = None) -> list[str]:
+def set_state(
+    env,
+    state: dict[str, np.ndarray],
+    env_ids: Sequence[int] | torch.Tensor | None = None,
+    restore_globals: bool | None = None,
+) -> list[str]:
     """Write `state` (from `get_state` or `StateLayout.unflatten`) into `env_ids`.
 
     Args:
@@ -294,11 +337,16 @@ def set_state(env, state: dict[str, np.ndarray],
     mj_state = state.get("mujoco/state")
     if mj_state is not None:
         if mj_state.shape[1:] != batch.state.shape[1:]:
-            raise ValueError(f"mujoco/state has size {mj_state.shape[1:]}, this model's is "
-                             f"{batch.state.shape[1:]}: not the same scene")
+            raise ValueError(
+                f"mujoco/state has size {mj_state.shape[1:]}, this model's is "
+                f"{batch.state.shape[1:]}: not the same scene"
+            )
         batch.state[ids] = mj_state
-    outputs = {key.removeprefix("mujoco/out/"): value for key, value in state.items()
-               if key.startswith("mujoco/out/")}
+    outputs = {
+        key.removeprefix("mujoco/out/"): value
+        for key, value in state.items()
+        if key.startswith("mujoco/out/")
+    }
     for name in outputs:
         batch.bind(name)
     data.forward(ids)
@@ -362,14 +410,19 @@ def _set_components(env, state: dict[str, np.ndarray], ids: np.ndarray) -> list[
             target[ids] = value
             continue
         tensor_value = torch.from_numpy(np.ascontiguousarray(value))
-        if not (isinstance(target, torch.Tensor) and target.shape[1:] == tensor_value.shape[1:]
-                and target.shape[0] == env.num_envs):
+        if not (
+            isinstance(target, torch.Tensor)
+            and target.shape[1:] == tensor_value.shape[1:]
+            and target.shape[0] == env.num_envs
+        ):
             device = env.device
-            target = torch.zeros((env.num_envs, *tensor_value.shape[1:]),
-                                 dtype=tensor_value.dtype, device=device)
+            target = torch.zeros(
+                (env.num_envs, *tensor_value.shape[1:]), dtype=tensor_value.dtype, device=device
+            )
             _assign(parent, leaf, target)
         target[torch.as_tensor(ids, device=target.device)] = tensor_value.to(
-            device=target.device, dtype=target.dtype)
+            device=target.device, dtype=target.dtype
+        )
     return skipped
 
 
@@ -421,8 +474,9 @@ class StateLayout:
     size: int
 
     @classmethod
-    def from_state(cls, state: dict[str, np.ndarray] | Sequence[dict[str, np.ndarray]]
-                   ) -> StateLayout:
+    def from_state(
+        cls, state: dict[str, np.ndarray] | Sequence[dict[str, np.ndarray]]
+    ) -> StateLayout:
         """The layout of one state or of the union of several (keys sorted)."""
         states = [state] if isinstance(state, dict) else list(state)
         spec: dict[str, tuple[tuple[int, ...], str]] = {}
@@ -430,8 +484,7 @@ class StateLayout:
             for key, value in s.items():
                 item = (tuple(int(d) for d in np.shape(value)[1:]), np.asarray(value).dtype.name)
                 if spec.setdefault(key, item) != item:
-                    raise ValueError(f"state '{key}' changes shape or dtype: {spec[key]} -> "
-                                     f"{item}")
+                    raise ValueError(f"state '{key}' changes shape or dtype: {spec[key]} -> {item}")
         entries, offset = [], 0
         for key in sorted(spec):
             shape, dtype = spec[key]
@@ -454,7 +507,7 @@ class StateLayout:
             value = np.ascontiguousarray(state[e.key], dtype=np.dtype(e.dtype)).reshape(k, -1)
             if e.dtype == "uint8" and value.shape[1] == 4 * e.size:
                 value = value.view("<u4")
-            out[:, e.offset:e.offset + e.size] = value
+            out[:, e.offset : e.offset + e.size] = value
         return out
 
     def unflatten(self, vector: np.ndarray) -> dict[str, np.ndarray]:
@@ -465,7 +518,7 @@ class StateLayout:
             raise ValueError(f"state vectors have {vec.shape[1]} values, the layout {self.size}")
         out = {}
         for e in self.entries:
-            block = vec[:, e.offset:e.offset + e.size]
+            block = vec[:, e.offset : e.offset + e.size]
             count = int(np.prod(e.shape, dtype=np.int64))
             if e.dtype == "uint8" and count == 4 * e.size:
                 block = np.ascontiguousarray(block.astype("<u4")).view(np.uint8)
@@ -478,13 +531,16 @@ class StateLayout:
     @classmethod
     def from_json(cls, text: str) -> StateLayout:
         raw = json.loads(text)
-        entries = [LayoutEntry(e["key"], tuple(e["shape"]), e["dtype"], int(e["offset"]),
-                               int(e["size"])) for e in raw["entries"]]
+        entries = [
+            LayoutEntry(e["key"], tuple(e["shape"]), e["dtype"], int(e["offset"]), int(e["size"]))
+            for e in raw["entries"]
+        ]
         return cls(entries, int(raw["size"]))
 
 
-def states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray],
-                 ignore: Sequence[str] = ()) -> tuple[bool, float, list[str]]:
+def states_equal(
+    a: dict[str, np.ndarray], b: dict[str, np.ndarray], ignore: Sequence[str] = ()
+) -> tuple[bool, float, list[str]]:
     """Bitwise comparison of two states on their common keys.
 
     Returns (equal, max |difference| over float entries, keys that differ)."""
@@ -498,8 +554,12 @@ def states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray],
             differ.append(key)
             worst = float("inf")
             continue
-        same = np.array_equal(np.ascontiguousarray(x).view(np.uint8),
-                              np.ascontiguousarray(y).view(np.uint8)) and x.dtype == y.dtype
+        same = (
+            np.array_equal(
+                np.ascontiguousarray(x).view(np.uint8), np.ascontiguousarray(y).view(np.uint8)
+            )
+            and x.dtype == y.dtype
+        )
         if not same:
             differ.append(key)
             if x.dtype.kind in "fiub":

@@ -40,8 +40,9 @@ class ActionTerm:
         if self.cfg.clip is not None:
             raw = raw.clamp(*self.cfg.clip)
         kw = {"dtype": torch.float64, "device": raw.device}
-        return raw.to(torch.float64) * torch.as_tensor(self.cfg.scale, **kw) + \
-            torch.as_tensor(self.cfg.offset, **kw)
+        return raw.to(torch.float64) * torch.as_tensor(self.cfg.scale, **kw) + torch.as_tensor(
+            self.cfg.offset, **kw
+        )
 
     def apply(self, command: torch.Tensor) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -51,8 +52,9 @@ class ActuatorAction(ActionTerm):
     def __init__(self, cfg: ActuatorActionCfg, env: Any):
         super().__init__(cfg, env)
         if cfg.group not in env.scene.actuators:
-            raise ValueError(f"action: no actuator group '{cfg.group}' (have: "
-                             f"{', '.join(env.scene.actuators)})")
+            raise ValueError(
+                f"action: no actuator group '{cfg.group}' (have: {', '.join(env.scene.actuators)})"
+            )
         self.group = env.scene.actuators[cfg.group]
         self.dim = self.group.num
 
@@ -87,8 +89,9 @@ class GraphInputAction(ActionTerm):
         super().__init__(cfg, env)
         self.dim = int(cfg.dim)
         # Zero until the first action, so that the graph can run before it.
-        env.agent_inputs[cfg.key] = torch.zeros((env.num_envs, self.dim), dtype=torch.float64,
-                                                device=env.device)
+        env.agent_inputs[cfg.key] = torch.zeros(
+            (env.num_envs, self.dim), dtype=torch.float64, device=env.device
+        )
 
     def apply(self, command):
         self.env.agent_inputs[self.cfg.key] = command
@@ -133,8 +136,6 @@ class GraphInputActionCfg(ActionTermCfg):
     """Number of components."""
 
 
-
-
 class ActionManager:
     """Splits the policy action across its terms (in order) and applies each."""
 
@@ -148,8 +149,9 @@ class ActionManager:
     def process(self, action: torch.Tensor) -> None:
         action = torch.as_tensor(action, device=self.env.device, dtype=torch.float32)
         if action.shape != self.action.shape:
-            raise ValueError(f"action must have shape {tuple(self.action.shape)}, got "
-                             f"{tuple(action.shape)}")
+            raise ValueError(
+                f"action must have shape {tuple(self.action.shape)}, got {tuple(action.shape)}"
+            )
         if not torch.isfinite(action).all():
             bad = torch.nonzero(~torch.isfinite(action).all(-1))[:, 0].tolist()
             raise ValueError(f"action has NaN or inf in envs {bad[:10]}; nothing was applied")
@@ -157,7 +159,7 @@ class ActionManager:
         self.action.copy_(action)
         start = 0
         for term in self.terms.values():
-            term.apply(term.process(action[:, start:start + term.dim]))
+            term.apply(term.process(action[:, start : start + term.dim]))
             start += term.dim
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
@@ -166,5 +168,6 @@ class ActionManager:
         return {}
 
     def __str__(self) -> str:
-        return term_table("ActionManager", [(n, t.dim) for n, t in self.terms.items()],
-                          ("term", "dim"))
+        return term_table(
+            "ActionManager", [(n, t.dim) for n, t in self.terms.items()], ("term", "dim")
+        )

@@ -21,7 +21,11 @@ def term_table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...])
     """A small text table of a manager's active terms."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = "+".join("-" * (w + 2) for w in widths)
-    out = [f"<{title}> ({len(rows)} terms)", line,
-           " | ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)), line]
+    out = [
+        f"<{title}> ({len(rows)} terms)",
+        line,
+        " | ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)),
+        line,
+    ]
     out += [" | ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join([*out, line])

@@ -41,8 +41,12 @@ class CommandTerm:
     def uniform(self, count: int, low, high) -> torch.Tensor:
         low = torch.as_tensor(low, dtype=torch.float64, device=self.env.device)
         high = torch.as_tensor(high, dtype=torch.float64, device=self.env.device)
-        u = torch.rand((count, *low.shape), generator=self.generator, dtype=torch.float64,
-                       device=self.env.device)
+        u = torch.rand(
+            (count, *low.shape),
+            generator=self.generator,
+            dtype=torch.float64,
+            device=self.env.device,
+        )
         return low + (high - low) * u
 
     def _restart(self, env_ids: torch.Tensor) -> None:
@@ -80,5 +84,8 @@ class CommandManager:
             term.step(dt)
 
     def __str__(self) -> str:
-        return term_table("CommandManager",
-                          [(n, type(t).__name__) for n, t in self.terms.items()], ("term", "type"))
+        return term_table(
+            "CommandManager",
+            [(n, type(t).__name__) for n, t in self.terms.items()],
+            ("term", "type"),
+        )

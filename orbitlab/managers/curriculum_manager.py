@@ -28,15 +28,20 @@ class CurriculumManager:
     def state_dict(self) -> dict[str, Any]:
         """The progress of every stateful term (a term class with `state_dict()`), to
         carry a curriculum across a training resume."""
-        return {name: func.state_dict() for name, func in self._funcs.items()
-                if hasattr(func, "state_dict")}
+        return {
+            name: func.state_dict()
+            for name, func in self._funcs.items()
+            if hasattr(func, "state_dict")
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore `state_dict()`'s progress (and the task parameters it sets)."""
         for name, term_state in state.items():
             if name not in self._funcs or not hasattr(self._funcs[name], "load_state_dict"):
-                raise KeyError(f"curriculum state for '{name}', which is no stateful term "
-                               f"here (terms: {', '.join(self.terms) or 'none'})")
+                raise KeyError(
+                    f"curriculum state for '{name}', which is no stateful term "
+                    f"here (terms: {', '.join(self.terms) or 'none'})"
+                )
             self._funcs[name].load_state_dict(term_state, self.env)
 
     def __str__(self) -> str:

@@ -17,17 +17,18 @@ class EventManager:
         self.env, self.terms = env, terms
         for name, cfg in terms.items():
             if cfg.mode not in ("startup", "reset", "interval"):
-                raise ValueError(f"event '{name}': mode must be startup, reset or interval, "
-                                 f"got {cfg.mode!r}")
+                raise ValueError(
+                    f"event '{name}': mode must be startup, reset or interval, got {cfg.mode!r}"
+                )
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
         self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 202)
-        self._time_left = {n: self._draw(t, env.num_envs) for n, t in terms.items()
-                           if t.mode == "interval"}
+        self._time_left = {
+            n: self._draw(t, env.num_envs) for n, t in terms.items() if t.mode == "interval"
+        }
 
     def _draw(self, cfg: EventTermCfg, count: int) -> torch.Tensor:
         lo, hi = cfg.interval_range_s
-        u = torch.rand(count, generator=self.generator, device=self.env.device,
-                       dtype=torch.float64)
+        u = torch.rand(count, generator=self.generator, device=self.env.device, dtype=torch.float64)
         return lo + (hi - lo) * u
 
     def apply(self, mode: str, env_ids: torch.Tensor | None = None, dt: float = 0.0) -> None:
@@ -47,5 +48,6 @@ class EventManager:
                 self._funcs[name](self.env, ids, **cfg.params)
 
     def __str__(self) -> str:
-        return term_table("EventManager", [(n, t.mode) for n, t in self.terms.items()],
-                          ("term", "mode"))
+        return term_table(
+            "EventManager", [(n, t.mode) for n, t in self.terms.items()], ("term", "mode")
+        )

@@ -15,15 +15,22 @@ class ObservationManager:
 
     def __init__(self, groups: dict[str, ObservationGroupCfg], env: Any):
         self.env, self.groups = env, groups
-        self._funcs = {g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
-                       for g, cfg in groups.items()}
+        self._funcs = {
+            g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
+            for g, cfg in groups.items()
+        }
         self._history: dict[tuple[str, str], torch.Tensor] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
         self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 101)
         sample = self.compute()
-        self.shapes = {g: (v.shape[1:] if isinstance(v, torch.Tensor)
-                           else {k: x.shape[1:] for k, x in v.items()})
-                       for g, v in sample.items()}
+        self.shapes = {
+            g: (
+                v.shape[1:]
+                if isinstance(v, torch.Tensor)
+                else {k: x.shape[1:] for k, x in v.items()}
+            )
+            for g, v in sample.items()
+        }
         """Per-group observation shape (without the env dimension)."""
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
@@ -31,18 +38,19 @@ class ObservationManager:
         self._fresh[env_ids] = True
         return {}
 
-    def _term(self, group: str, name: str, noise: bool, commit: bool,
-              cache: dict) -> torch.Tensor:
+    def _term(self, group: str, name: str, noise: bool, commit: bool, cache: dict) -> torch.Tensor:
         cfg = self.groups[group].terms[name]
         func = self._funcs[group][name]
         key = (id(func), repr(sorted(cfg.params.items())))
         if key not in cache:  # a term shared by groups (policy and critic) is computed once
-            cache[key] = func(self.env, **cfg.params).reshape(self.env.num_envs, -1).to(
-                torch.float32)
+            cache[key] = (
+                func(self.env, **cfg.params).reshape(self.env.num_envs, -1).to(torch.float32)
+            )
         value = cache[key]
         if noise and cfg.noise_std > 0.0:
             value = value + cfg.noise_std * torch.randn(
-                value.shape, generator=self.generator, device=value.device)
+                value.shape, generator=self.generator, device=value.device
+            )
         value = value * cfg.scale
         if cfg.clip is not None:
             value = value.clamp(*cfg.clip)
@@ -50,8 +58,9 @@ class ObservationManager:
             value = self._stack(group, name, value, cfg.history_length, commit)
         return value
 
-    def _stack(self, group: str, name: str, value: torch.Tensor, length: int,
-               commit: bool) -> torch.Tensor:
+    def _stack(
+        self, group: str, name: str, value: torch.Tensor, length: int, commit: bool
+    ) -> torch.Tensor:
         key = (group, name)
         if key not in self._history:
             self._history[key] = value[:, None].repeat(1, length + 1, 1)
@@ -75,6 +84,9 @@ class ObservationManager:
         return out
 
     def __str__(self) -> str:
-        rows = [(g, n, t.noise_std, t.history_length) for g, c in self.groups.items()
-                for n, t in c.terms.items()]
+        rows = [
+            (g, n, t.noise_std, t.history_length)
+            for g, c in self.groups.items()
+            for n, t in c.terms.items()
+        ]
         return term_table("ObservationManager", rows, ("group", "term", "noise", "history"))

@@ -27,8 +27,10 @@ class RewardManager:
                 continue
             value = self._funcs[name](self.env, **cfg.params).to(torch.float32) * cfg.weight * dt
             if value.shape != self.reward.shape:
-                raise ValueError(f"reward term '{name}' returned shape {tuple(value.shape)}, "
-                                 f"expected ({self.env.num_envs},)")
+                raise ValueError(
+                    f"reward term '{name}' returned shape {tuple(value.shape)}, "
+                    f"expected ({self.env.num_envs},)"
+                )
             self.reward += value
             self.episode_sums[name] += value
         return self.reward
@@ -37,8 +39,9 @@ class RewardManager:
         """Log each term's mean episode sum per second of the maximum episode."""
         log = {}
         for name, sums in self.episode_sums.items():
-            log[f"Episode_Reward/{name}"] = float(sums[env_ids].mean()) / \
-                self.env.max_episode_length_s
+            log[f"Episode_Reward/{name}"] = (
+                float(sums[env_ids].mean()) / self.env.max_episode_length_s
+            )
             sums[env_ids] = 0.0
         return log
 
@@ -48,5 +51,6 @@ class RewardManager:
         return dict(self._funcs)
 
     def __str__(self) -> str:
-        return term_table("RewardManager", [(n, t.weight) for n, t in self.terms.items()],
-                          ("term", "weight"))
+        return term_table(
+            "RewardManager", [(n, t.weight) for n, t in self.terms.items()], ("term", "weight")
+        )

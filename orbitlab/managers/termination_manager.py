@@ -37,8 +37,10 @@ class TerminationManager:
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         """Per term, how many of the `env_ids` episodes it ended; with a 'success' term
         also `Episode/success_rate`, the fraction of them that ended by it."""
-        log = {f"Episode_Termination/{name}": int(value[env_ids].sum())
-               for name, value in self.last.items()}
+        log = {
+            f"Episode_Termination/{name}": int(value[env_ids].sum())
+            for name, value in self.last.items()
+        }
         if "success" in self.last and env_ids.numel():
             log["Episode/success_rate"] = float(self.last["success"][env_ids].float().mean())
         return log
@@ -49,5 +51,8 @@ class TerminationManager:
         return dict(self._funcs)
 
     def __str__(self) -> str:
-        return term_table("TerminationManager",
-                          [(n, t.time_out) for n, t in self.terms.items()], ("term", "time_out"))
+        return term_table(
+            "TerminationManager",
+            [(n, t.time_out) for n, t in self.terms.items()],
+            ("term", "time_out"),
+        )

@@ -54,31 +54,49 @@ class CentralBodyCfg:
 
     def validate(self) -> None:
         """Raise ValueError naming the first field that cannot describe a body."""
-        for name in ("gm", "radius", "j2", "magnetic_b0", "atmosphere_h0", "atmosphere_rho0",
-                     "atmosphere_scale_height"):
+        for name in (
+            "gm",
+            "radius",
+            "j2",
+            "magnetic_b0",
+            "atmosphere_h0",
+            "atmosphere_rho0",
+            "atmosphere_scale_height",
+        ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
-                                                                 np.integer)):
-                raise ValueError(f"central_body.{name} must be a number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(
+                value, (int, float, np.floating, np.integer)
+            ):
+                raise ValueError(  # noqa: TRY004 (bad config values are ValueErrors here)
+                    f"central_body.{name} must be a number, got {value!r}"
+                )
         if not (np.isfinite(self.gm) and self.gm > 0.0):
-            raise ValueError(f"central_body.gm must be a finite number > 0 km^3/s^2, got "
-                             f"{self.gm}")
+            raise ValueError(f"central_body.gm must be a finite number > 0 km^3/s^2, got {self.gm}")
         if not (np.isfinite(self.radius) and self.radius > 0.0):
-            raise ValueError(f"central_body.radius must be a finite number > 0 km, got "
-                             f"{self.radius}")
+            raise ValueError(
+                f"central_body.radius must be a finite number > 0 km, got {self.radius}"
+            )
         for name in ("omega", "magnetic_axis"):
             try:
                 vec = np.asarray(getattr(self, name), dtype=np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"central_body.{name} must be 3 finite numbers, got "
-                                 f"{getattr(self, name)!r}") from None
+                raise ValueError(
+                    f"central_body.{name} must be 3 finite numbers, got {getattr(self, name)!r}"
+                ) from None
             if vec.shape != (3,) or not np.all(np.isfinite(vec)) or np.max(np.abs(vec)) > 1e150:
-                raise ValueError(f"central_body.{name} must be 3 finite numbers (each at most "
-                                 f"1e150 in magnitude), got {vec}")
+                raise ValueError(
+                    f"central_body.{name} must be 3 finite numbers (each at most "
+                    f"1e150 in magnitude), got {vec}"
+                )
         if np.linalg.norm(self.magnetic_axis) == 0.0 and self.magnetic_b0 != 0.0:
             raise ValueError("central_body.magnetic_axis must be nonzero when magnetic_b0 != 0")
-        for name in ("j2", "magnetic_b0", "atmosphere_h0", "atmosphere_rho0",
-                     "atmosphere_scale_height"):
+        for name in (
+            "j2",
+            "magnetic_b0",
+            "atmosphere_h0",
+            "atmosphere_rho0",
+            "atmosphere_scale_height",
+        ):
             if not np.isfinite(getattr(self, name)):
                 raise ValueError(f"central_body.{name} must be finite, got {getattr(self, name)}")
 
@@ -96,9 +114,11 @@ class OrbitInit:
     """
 
     R_eci: np.ndarray | list[float] | tuple[float, ...] = field(
-        default_factory=lambda: np.array([6778.137, 0.0, 0.0]))
+        default_factory=lambda: np.array([6778.137, 0.0, 0.0])
+    )
     V_eci: np.ndarray | list[float] | tuple[float, ...] = field(
-        default_factory=lambda: np.array([0.0, 7.668558, 0.0]))
+        default_factory=lambda: np.array([0.0, 7.668558, 0.0])
+    )
     t: float = 0.0
     epoch: object | None = None
 

@@ -29,7 +29,8 @@ _OBLIQUITY_RATE = -0.013 * _DEG  # rad per Julian century (a product inside f64(
 # evaluated in float32 by Warp: module constants are computed here, in float64)
 # Reciprocals of the series' factors, computed here in float64 (see above).
 _R2, _R6, _R12, _R20, _R24, _R30, _R42, _R56, _R72, _R90 = (
-    1.0 / k for k in (2.0, 6.0, 12.0, 20.0, 24.0, 30.0, 42.0, 56.0, 72.0, 90.0))
+    1.0 / k for k in (2.0, 6.0, 12.0, 20.0, 24.0, 30.0, 42.0, 56.0, 72.0, 90.0)
+)
 _SMALL_ANGLE = 0.1  # rad: below it small_angle_sincos is exact to double precision
 
 
@@ -47,11 +48,18 @@ def small_angle_sincos(d: f64):
     The first omitted terms are below 3e-18 there: exact to double precision.
     """
     d2 = d * d
-    s = d * (f64(1.0) - d2 * f64(_R6) * (f64(1.0) - d2 * f64(_R20) * (
-        f64(1.0) - d2 * f64(_R42) * (f64(1.0) - d2 * f64(_R72)))))
-    c = f64(1.0) - d2 * f64(_R2) * (f64(1.0) - d2 * f64(_R12) * (
-        f64(1.0) - d2 * f64(_R30) * (f64(1.0) - d2 * f64(_R56) * (
-            f64(1.0) - d2 * f64(_R90)))))
+    s = d * (
+        f64(1.0)
+        - d2
+        * f64(_R6)
+        * (f64(1.0) - d2 * f64(_R20) * (f64(1.0) - d2 * f64(_R42) * (f64(1.0) - d2 * f64(_R72))))
+    )
+    c = f64(1.0) - d2 * f64(_R2) * (
+        f64(1.0)
+        - d2
+        * f64(_R12)
+        * (f64(1.0) - d2 * f64(_R30) * (f64(1.0) - d2 * f64(_R56) * (f64(1.0) - d2 * f64(_R90))))
+    )
     return s, c
 
 
@@ -101,8 +109,9 @@ def sun_direction(t: f64) -> wp.vec3d:
         sin_w, cos_w = rotate_sincos(f64(_SIN_VARPI0), f64(_COS_VARPI0), sin_d, cos_d)
         sin_lam, cos_lam = rotate_sincos(sin_M, cos_M, sin_w, cos_w)
     else:
-        lam = (f64(280.460) + f64(36000.771) * T + f64(1.915) * sin_M
-               + f64(0.020) * sin_2M) * f64(_DEG)
+        lam = (f64(280.460) + f64(36000.771) * T + f64(1.915) * sin_M + f64(0.020) * sin_2M) * f64(
+            _DEG
+        )
         sin_lam, cos_lam = sincos(lam)
     sin_eps, cos_eps = obliquity_sincos(T)
     return wp.vec3d(cos_lam, sin_lam * cos_eps, sin_lam * sin_eps)
@@ -112,8 +121,9 @@ def sun_direction(t: f64) -> wp.vec3d:
 def sun_distance_km(t: f64) -> f64:
     """Earth-Sun distance, km: (1.00014 - 0.01671 cos M - 0.00014 cos 2M) AU."""
     M = solar_mean_anomaly(t)
-    return f64(AU_KM) * (f64(1.00014) - f64(0.01671) * wp.cos(M)
-                         - f64(0.00014) * wp.cos(f64(2.0) * M))
+    return f64(AU_KM) * (
+        f64(1.00014) - f64(0.01671) * wp.cos(M) - f64(0.00014) * wp.cos(f64(2.0) * M)
+    )
 
 
 @wp.func
@@ -153,14 +163,16 @@ def eclipse_conical(r: wp.vec3d, s_hat: wp.vec3d, sun_km: f64, radius: f64) -> f
         return f64(1.0) - (a_e * a_e) / (a_s * a_s)
     x = (c * c + a_s * a_s - a_e * a_e) / (f64(2.0) * c)
     y = wp.sqrt(wp.max(a_s * a_s - x * x, f64(0.0)))
-    overlap = (a_s * a_s * wp.acos(wp.clamp(x / a_s, f64(-1.0), f64(1.0)))
-               + a_e * a_e * wp.acos(wp.clamp((c - x) / a_e, f64(-1.0), f64(1.0))) - c * y)
+    overlap = (
+        a_s * a_s * wp.acos(wp.clamp(x / a_s, f64(-1.0), f64(1.0)))
+        + a_e * a_e * wp.acos(wp.clamp((c - x) / a_e, f64(-1.0), f64(1.0)))
+        - c * y
+    )
     return f64(1.0) - overlap / (f64(3.141592653589793) * a_s * a_s)
 
 
 @wp.func
-def illumination(body: CentralBody, penumbra: int, r: wp.vec3d, s_hat: wp.vec3d,
-                 t: f64) -> f64:
+def illumination(body: CentralBody, penumbra: int, r: wp.vec3d, s_hat: wp.vec3d, t: f64) -> f64:
     """Illumination factor at r: cylindrical {0,1} or, with penumbra, conical [0,1].
 
     s_hat is sun_direction(t), passed in so that callers evaluate it once.
@@ -188,8 +200,7 @@ def atmosphere_density_at_distance(body: CentralBody, r_norm: f64) -> f64:
 
 
 @wp.func
-def atmosphere_density_near(body: CentralBody, rho_ref: f64, r_ref_norm: f64,
-                            r: wp.vec3d) -> f64:
+def atmosphere_density_near(body: CentralBody, rho_ref: f64, r_ref_norm: f64, r: wp.vec3d) -> f64:
     """rho at r from rho_ref = atmosphere_density(body, r_ref), kg/m^3 (|r_ref| = r_ref_norm, km).
 
     The same law: rho(r) = rho_ref exp(-(|r| - |r_ref|)/H). Near the reference
@@ -198,8 +209,9 @@ def atmosphere_density_near(body: CentralBody, rho_ref: f64, r_ref_norm: f64,
     """
     x = (r_ref_norm - wp.length(r)) * body.atmosphere_inv_scale_height
     if wp.abs(x) < f64(1.0e-3):
-        return rho_ref * (f64(1.0) + x * (f64(1.0) + x * (f64(_R2) + x * (
-            f64(_R6) + x * f64(_R24)))))
+        return rho_ref * (
+            f64(1.0) + x * (f64(1.0) + x * (f64(_R2) + x * (f64(_R6) + x * f64(_R24))))
+        )
     return rho_ref * wp.exp(x)
 
 

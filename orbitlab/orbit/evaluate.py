@@ -21,31 +21,48 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.kernel
-def _gravity_kernel(body: CentralBody, use_j2: int, r: wp.array(dtype=wp.vec3d),
-                    out: wp.array(dtype=wp.vec3d)):
+def _gravity_kernel(
+    body: CentralBody, use_j2: int, r: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec3d)
+):
     i = wp.tid()
     out[i] = gravity.central_gravity_accel(body, use_j2, r[i])
 
 
 @wp.kernel
-def _differential_kernel(body: CentralBody, use_j2: int, R: wp.array(dtype=wp.vec3d),
-                         delta: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec3d)):
+def _differential_kernel(
+    body: CentralBody,
+    use_j2: int,
+    R: wp.array(dtype=wp.vec3d),
+    delta: wp.array(dtype=wp.vec3d),
+    out: wp.array(dtype=wp.vec3d),
+):
     i = wp.tid()
     out[i] = gravity.differential_gravity_accel(body, use_j2, R[i], delta[i])
 
 
 @wp.kernel
-def _gg_kernel(mu: wp.float64, r: wp.array(dtype=wp.vec3d), Q: wp.array(dtype=wp.mat33d),
-               inertia: wp.array(dtype=wp.vec3d), out: wp.array(dtype=wp.vec3d)):
+def _gg_kernel(
+    mu: wp.float64,
+    r: wp.array(dtype=wp.vec3d),
+    Q: wp.array(dtype=wp.mat33d),
+    inertia: wp.array(dtype=wp.vec3d),
+    out: wp.array(dtype=wp.vec3d),
+):
     i = wp.tid()
     out[i] = gravity.gravity_gradient_torque(mu, r[i], Q[i], inertia[i])
 
 
 @wp.kernel
-def _environment_kernel(body: CentralBody, penumbra: int, r: wp.array(dtype=wp.vec3d),
-                        t: wp.array(dtype=wp.float64), sun: wp.array(dtype=wp.vec3d),
-                        chi: wp.array(dtype=wp.float64), rho: wp.array(dtype=wp.float64),
-                        B: wp.array(dtype=wp.vec3d)):
+def _environment_kernel(
+    body: CentralBody,
+    penumbra: int,
+    r: wp.array(dtype=wp.vec3d),
+    t: wp.array(dtype=wp.float64),
+    sun: wp.array(dtype=wp.vec3d),
+    chi: wp.array(dtype=wp.float64),
+    rho: wp.array(dtype=wp.float64),
+    B: wp.array(dtype=wp.vec3d),
+):
     i = wp.tid()
     s_hat = env.sun_direction(t[i])
     sun[i] = s_hat
@@ -55,9 +72,15 @@ def _environment_kernel(body: CentralBody, penumbra: int, r: wp.array(dtype=wp.v
 
 
 @wp.kernel
-def _propagate_kernel(body: CentralBody, use_j2: int, R: wp.array(dtype=wp.vec3d),
-                      V: wp.array(dtype=wp.vec3d), a_extra: wp.array(dtype=wp.vec3d),
-                      h: wp.float64, nsteps: int):
+def _propagate_kernel(
+    body: CentralBody,
+    use_j2: int,
+    R: wp.array(dtype=wp.vec3d),
+    V: wp.array(dtype=wp.vec3d),
+    a_extra: wp.array(dtype=wp.vec3d),
+    h: wp.float64,
+    nsteps: int,
+):
     i = wp.tid()
     R_new, V_new = rk4_propagate(body, use_j2, R[i], V[i], a_extra[i], h, nsteps)
     R[i] = R_new
@@ -77,21 +100,36 @@ def gravity_accel(r, central: CentralBodyCfg | None = None, use_j2: bool = True)
     r = np.asarray(r, dtype=np.float64)
     flat = _vec3(r)
     out = np.zeros_like(flat)
-    _launch(_gravity_kernel, len(flat), [central_body_struct(central or CentralBodyCfg()),
-                                         int(use_j2), wp.array(flat, dtype=wp.vec3d),
-                                         wp.array(out, dtype=wp.vec3d, copy=False)])
+    _launch(
+        _gravity_kernel,
+        len(flat),
+        [
+            central_body_struct(central or CentralBodyCfg()),
+            int(use_j2),
+            wp.array(flat, dtype=wp.vec3d),
+            wp.array(out, dtype=wp.vec3d, copy=False),
+        ],
+    )
     return out.reshape(r.shape)
 
 
-def differential_gravity(R, delta, central: CentralBodyCfg | None = None,
-                         use_j2: bool = True) -> np.ndarray:
+def differential_gravity(
+    R, delta, central: CentralBodyCfg | None = None, use_j2: bool = True
+) -> np.ndarray:
     """g(R + delta) - g(R), km/s^2, the way the simulation evaluates it."""
     R_b, d_b = np.broadcast_arrays(np.asarray(R, np.float64), np.asarray(delta, np.float64))
     out = np.zeros((R_b.size // 3, 3))
-    _launch(_differential_kernel, len(out), [
-        central_body_struct(central or CentralBodyCfg()), int(use_j2),
-        wp.array(_vec3(R_b), dtype=wp.vec3d), wp.array(_vec3(d_b), dtype=wp.vec3d),
-        wp.array(out, dtype=wp.vec3d, copy=False)])
+    _launch(
+        _differential_kernel,
+        len(out),
+        [
+            central_body_struct(central or CentralBodyCfg()),
+            int(use_j2),
+            wp.array(_vec3(R_b), dtype=wp.vec3d),
+            wp.array(_vec3(d_b), dtype=wp.vec3d),
+            wp.array(out, dtype=wp.vec3d, copy=False),
+        ],
+    )
     return out.reshape(R_b.shape)
 
 
@@ -99,48 +137,87 @@ def gravity_gradient_torque(r, Q_I, principal_inertia, mu: float = 398600.4418) 
     """Gravity-gradient torque, N m: r (n, 3) km, Q_I (n, 3, 3), inertia (n, 3) kg m^2."""
     r = _vec3(r)
     Q = np.ascontiguousarray(np.broadcast_to(np.asarray(Q_I, np.float64), (len(r), 3, 3)))
-    inertia = np.ascontiguousarray(np.broadcast_to(np.asarray(principal_inertia, np.float64),
-                                                   (len(r), 3)))
+    inertia = np.ascontiguousarray(
+        np.broadcast_to(np.asarray(principal_inertia, np.float64), (len(r), 3))
+    )
     out = np.zeros_like(r)
-    _launch(_gg_kernel, len(r), [float(mu), wp.array(r, dtype=wp.vec3d),
-                                 wp.array(Q, dtype=wp.mat33d),
-                                 wp.array(inertia, dtype=wp.vec3d),
-                                 wp.array(out, dtype=wp.vec3d, copy=False)])
+    _launch(
+        _gg_kernel,
+        len(r),
+        [
+            float(mu),
+            wp.array(r, dtype=wp.vec3d),
+            wp.array(Q, dtype=wp.mat33d),
+            wp.array(inertia, dtype=wp.vec3d),
+            wp.array(out, dtype=wp.vec3d, copy=False),
+        ],
+    )
     return out
 
 
-def environment(r, t, central: CentralBodyCfg | None = None,
-                penumbra: bool = False) -> dict[str, np.ndarray]:
+def environment(
+    r, t, central: CentralBodyCfg | None = None, penumbra: bool = False
+) -> dict[str, np.ndarray]:
     """Sun direction, illumination, density (kg/m^3) and dipole field (T) at r (km), t (s)."""
-    r_b, t_b = np.broadcast_arrays(np.asarray(r, np.float64),
-                                   np.asarray(t, np.float64)[..., None])
+    r_b, t_b = np.broadcast_arrays(np.asarray(r, np.float64), np.asarray(t, np.float64)[..., None])
     n = r_b.size // 3
     sun, B = np.zeros((n, 3)), np.zeros((n, 3))
     chi, rho = np.zeros(n), np.zeros(n)
-    _launch(_environment_kernel, n, [
-        central_body_struct(central or CentralBodyCfg()), int(penumbra),
-        wp.array(_vec3(r_b), dtype=wp.vec3d),
-        wp.array(np.ascontiguousarray(t_b[..., 0].ravel()), dtype=wp.float64),
-        wp.array(sun, dtype=wp.vec3d, copy=False), wp.array(chi, dtype=wp.float64, copy=False),
-        wp.array(rho, dtype=wp.float64, copy=False), wp.array(B, dtype=wp.vec3d, copy=False)])
+    _launch(
+        _environment_kernel,
+        n,
+        [
+            central_body_struct(central or CentralBodyCfg()),
+            int(penumbra),
+            wp.array(_vec3(r_b), dtype=wp.vec3d),
+            wp.array(np.ascontiguousarray(t_b[..., 0].ravel()), dtype=wp.float64),
+            wp.array(sun, dtype=wp.vec3d, copy=False),
+            wp.array(chi, dtype=wp.float64, copy=False),
+            wp.array(rho, dtype=wp.float64, copy=False),
+            wp.array(B, dtype=wp.vec3d, copy=False),
+        ],
+    )
     shape = r_b.shape[:-1]
-    return {"sun_eci": sun.reshape(r_b.shape), "illumination": chi.reshape(shape),
-            "atm_density": rho.reshape(shape), "mag_field_eci": B.reshape(r_b.shape)}
+    return {
+        "sun_eci": sun.reshape(r_b.shape),
+        "illumination": chi.reshape(shape),
+        "atm_density": rho.reshape(shape),
+        "mag_field_eci": B.reshape(r_b.shape),
+    }
 
 
-def propagate(R, V, duration: float, nsteps: int, central: CentralBodyCfg | None = None,
-              use_j2: bool = True, a_extra=None) -> tuple[np.ndarray, np.ndarray]:
+def propagate(
+    R,
+    V,
+    duration: float,
+    nsteps: int,
+    central: CentralBodyCfg | None = None,
+    use_j2: bool = True,
+    a_extra=None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Propagate chief states (..., 3) km, km/s over `duration` s in `nsteps` RK4 steps.
 
     a_extra: a constant extra acceleration (..., 3), km/s^2 (default zero).
     """
     R_flat, V_flat = _vec3(R).copy(), _vec3(V).copy()
-    a = np.zeros_like(R_flat) if a_extra is None else _vec3(
-        np.broadcast_to(np.asarray(a_extra, np.float64), np.shape(R)))
+    a = (
+        np.zeros_like(R_flat)
+        if a_extra is None
+        else _vec3(np.broadcast_to(np.asarray(a_extra, np.float64), np.shape(R)))
+    )
     if nsteps < 1:
         raise ValueError(f"nsteps must be >= 1, got {nsteps}")
-    _launch(_propagate_kernel, len(R_flat), [
-        central_body_struct(central or CentralBodyCfg()), int(use_j2),
-        wp.array(R_flat, dtype=wp.vec3d, copy=False), wp.array(V_flat, dtype=wp.vec3d, copy=False),
-        wp.array(a, dtype=wp.vec3d), float(duration) / nsteps, int(nsteps)])
+    _launch(
+        _propagate_kernel,
+        len(R_flat),
+        [
+            central_body_struct(central or CentralBodyCfg()),
+            int(use_j2),
+            wp.array(R_flat, dtype=wp.vec3d, copy=False),
+            wp.array(V_flat, dtype=wp.vec3d, copy=False),
+            wp.array(a, dtype=wp.vec3d),
+            float(duration) / nsteps,
+            int(nsteps),
+        ],
+    )
     return R_flat.reshape(np.shape(R)), V_flat.reshape(np.shape(V))

@@ -17,8 +17,9 @@ f64 = wp.float64
 # Taylor coefficients 1/n!, computed here in float64: an arithmetic expression
 # inside a kernel's f64(...) would be folded in float32.
 _INV_FACT = [1.0 / factorial(n) for n in range(19)]
-(_F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13, _F14, _F15, _F16, _F17,
- _F18) = _INV_FACT[3:19]
+(_F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13, _F14, _F15, _F16, _F17, _F18) = (
+    _INV_FACT[3:19]
+)
 
 _TWO_OVER_PI = 0.63661977236758134308
 # pi/2 split so that k * _PIO2_A and k * _PIO2_B are exact for |k| < 2^20.

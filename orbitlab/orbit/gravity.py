@@ -47,8 +47,7 @@ def j2_accel(mu: f64, a: f64, j2: f64, r: wp.vec3d) -> wp.vec3d:
 
 
 @wp.func
-def j2_term_at(body: CentralBody, use_j2: int, r: wp.vec3d, inv_r2: f64, inv_r: f64
-               ) -> wp.vec3d:
+def j2_term_at(body: CentralBody, use_j2: int, r: wp.vec3d, inv_r2: f64, inv_r: f64) -> wp.vec3d:
     """The J2 acceleration when use_j2, else zero; km/s^2."""
     if use_j2 != 0:
         return j2_accel_at(body.gm, body.radius, body.j2, r, inv_r2, inv_r)
@@ -59,13 +58,15 @@ def j2_term_at(body: CentralBody, use_j2: int, r: wp.vec3d, inv_r2: f64, inv_r: 
 def central_gravity_accel(body: CentralBody, use_j2: int, r: wp.vec3d) -> wp.vec3d:
     """g(r): point mass plus, when use_j2, the J2 term; km/s^2."""
     inv_r2, inv_r = inverse_distance(r)
-    return point_mass_accel_at(body.gm, r, inv_r2, inv_r) + j2_term_at(body, use_j2, r,
-                                                                        inv_r2, inv_r)
+    return point_mass_accel_at(body.gm, r, inv_r2, inv_r) + j2_term_at(
+        body, use_j2, r, inv_r2, inv_r
+    )
 
 
 @wp.func
-def encke_point_mass_difference_at(mu: f64, R: wp.vec3d, inv_R2: f64, inv_R: f64,
-                                   delta: wp.vec3d) -> wp.vec3d:
+def encke_point_mass_difference_at(
+    mu: f64, R: wp.vec3d, inv_R2: f64, inv_R: f64, delta: wp.vec3d
+) -> wp.vec3d:
     """g0(R + delta) - g0(R) without cancellation (Encke/Battin form), km/s^2.
 
     With r = R + delta and q = delta.(delta + 2R)/|R|^2 (so |r|^2 = |R|^2 (1+q)),
@@ -80,9 +81,17 @@ def encke_point_mass_difference_at(mu: f64, R: wp.vec3d, inv_R2: f64, inv_R: f64
 
 
 @wp.func
-def differential_gravity_accel_at(body: CentralBody, use_j2: int, R: wp.vec3d, inv_R2: f64,
-                                  inv_R: f64, j2_R: wp.vec3d, delta: wp.vec3d,
-                                  inv_r2: f64, inv_r: f64) -> wp.vec3d:
+def differential_gravity_accel_at(
+    body: CentralBody,
+    use_j2: int,
+    R: wp.vec3d,
+    inv_R2: f64,
+    inv_R: f64,
+    j2_R: wp.vec3d,
+    delta: wp.vec3d,
+    inv_r2: f64,
+    inv_r: f64,
+) -> wp.vec3d:
     """g(R + delta) - g(R), km/s^2: Encke point mass plus the J2 difference taken apart.
 
     Given 1/|R|^2, 1/|R|, the J2 term at R (`j2_term_at`) and 1/|r|^2, 1/|r| at
@@ -101,9 +110,17 @@ def differential_gravity_accel(
     """g(R + delta) - g(R), km/s^2: Encke point mass plus the J2 difference taken apart."""
     inv_R2, inv_R = inverse_distance(R)
     inv_r2, inv_r = inverse_distance(R + delta)
-    return differential_gravity_accel_at(body, use_j2, R, inv_R2, inv_R,
-                                         j2_term_at(body, use_j2, R, inv_R2, inv_R), delta,
-                                         inv_r2, inv_r)
+    return differential_gravity_accel_at(
+        body,
+        use_j2,
+        R,
+        inv_R2,
+        inv_R,
+        j2_term_at(body, use_j2, R, inv_R2, inv_R),
+        delta,
+        inv_r2,
+        inv_r,
+    )
 
 
 @wp.func

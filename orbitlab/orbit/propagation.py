@@ -20,8 +20,15 @@ def chief_accel(body: CentralBody, use_j2: int, R: wp.vec3d, a_extra: wp.vec3d) 
 
 
 @wp.func
-def rk4_step_from(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d, g_R: wp.vec3d,
-                  a_extra: wp.vec3d, h: f64):
+def rk4_step_from(
+    body: CentralBody,
+    use_j2: int,
+    R: wp.vec3d,
+    V: wp.vec3d,
+    g_R: wp.vec3d,
+    a_extra: wp.vec3d,
+    h: f64,
+):
     """One classical RK4 step of length h (s) given the gravity at its start, g_R = g(R)
     (km/s^2; the loads kernel has it already); returns the new (R, V)."""
     half = f64(0.5) * h
@@ -40,15 +47,22 @@ def rk4_step_from(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d, g_R:
 
 
 @wp.func
-def rk4_step(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
-             a_extra: wp.vec3d, h: f64):
+def rk4_step(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d, a_extra: wp.vec3d, h: f64):
     """One classical RK4 step of length h (s); returns the new (R, V)."""
     return rk4_step_from(body, use_j2, R, V, central_gravity_accel(body, use_j2, R), a_extra, h)
 
 
 @wp.func
-def rk4_propagate_from(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
-                       g_R: wp.vec3d, a_extra: wp.vec3d, h: f64, nsub: int):
+def rk4_propagate_from(
+    body: CentralBody,
+    use_j2: int,
+    R: wp.vec3d,
+    V: wp.vec3d,
+    g_R: wp.vec3d,
+    a_extra: wp.vec3d,
+    h: f64,
+    nsub: int,
+):
     """nsub RK4 steps of h (s) each, a_extra held constant, given g_R = g(R) at the start;
     returns (R, V)."""
     if nsub <= 0:
@@ -60,16 +74,17 @@ def rk4_propagate_from(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
 
 
 @wp.func
-def rk4_propagate(body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d,
-                  a_extra: wp.vec3d, h: f64, nsub: int):
+def rk4_propagate(
+    body: CentralBody, use_j2: int, R: wp.vec3d, V: wp.vec3d, a_extra: wp.vec3d, h: f64, nsub: int
+):
     """nsub RK4 steps of h (s) each, a_extra held constant; returns (R, V)."""
-    return rk4_propagate_from(body, use_j2, R, V, central_gravity_accel(body, use_j2, R),
-                              a_extra, h, nsub)
+    return rk4_propagate_from(
+        body, use_j2, R, V, central_gravity_accel(body, use_j2, R), a_extra, h, nsub
+    )
 
 
 @wp.func
-def hermite_interpolate(R0: wp.vec3d, V0: wp.vec3d, R1: wp.vec3d, V1: wp.vec3d,
-                        T: f64, s: f64):
+def hermite_interpolate(R0: wp.vec3d, V0: wp.vec3d, R1: wp.vec3d, V1: wp.vec3d, T: f64, s: f64):
     """Cubic Hermite state at fraction s in [0, 1] of a segment of length T (s).
 
     Position is the cubic through both endpoint states; velocity is its time

@@ -37,8 +37,9 @@ class UntrustedCheckpointError(UserError):
     """Loading this file would unpickle it, and it was not marked trusted."""
 
 
-def load_torch_checkpoint(path: str | Path, map_location: str | torch.device = "cpu"
-                          ) -> dict[str, Any]:
+def load_torch_checkpoint(
+    path: str | Path, map_location: str | torch.device = "cpu"
+) -> dict[str, Any]:
     """The dict of an orbitlab torch checkpoint, loaded with `weights_only=True`.
 
     Raises CheckpointError naming the file when it is missing, not a torch file, corrupted,
@@ -51,14 +52,18 @@ def load_torch_checkpoint(path: str | Path, map_location: str | torch.device = "
         with torch.serialization.safe_globals(SAFE_GLOBALS):
             loaded = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as error:
-        raise CheckpointError(f"checkpoint {path} is not a readable checkpoint: "
-                              f"{_refusal(error)}") from error
+        raise CheckpointError(
+            f"checkpoint {path} is not a readable checkpoint: {_refusal(error)}"
+        ) from error
     except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as error:
-        raise CheckpointError(f"checkpoint {path} is not a readable checkpoint: "
-                              f"{_first_line(error)}") from error
+        raise CheckpointError(
+            f"checkpoint {path} is not a readable checkpoint: {_first_line(error)}"
+        ) from error
     if not isinstance(loaded, dict):
-        raise CheckpointError(f"checkpoint {path} is not a readable checkpoint: it holds a "
-                              f"{type(loaded).__name__}, not a dict")
+        raise CheckpointError(
+            f"checkpoint {path} is not a readable checkpoint: it holds a "
+            f"{type(loaded).__name__}, not a dict"
+        )
     return loaded
 
 
@@ -67,7 +72,8 @@ def require_trust(path: str | Path, trust: bool, what: str) -> None:
     if not trust:
         raise UntrustedCheckpointError(
             f"refusing to load {what} {path}: it is a pickle, and unpickling can run code; "
-            f"pass trust_checkpoint=true (API: trust_checkpoint=True) if you trust this file")
+            f"pass trust_checkpoint=true (API: trust_checkpoint=True) if you trust this file"
+        )
     if not Path(path).is_file():
         raise CheckpointError(f"checkpoint {path} does not exist or is no file")
 
@@ -75,11 +81,15 @@ def require_trust(path: str | Path, trust: bool, what: str) -> None:
 def _refusal(error: pickle.UnpicklingError) -> str:
     """The gist of torch's multi-line weights-only refusal."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    detail = next((line for line in lines[1:] if not line.startswith(("Check the", "Please"))),
-                  lines[0] if lines else type(error).__name__)
+    detail = next(
+        (line for line in lines[1:] if not line.startswith(("Check the", "Please"))),
+        lines[0] if lines else type(error).__name__,
+    )
     if "GLOBAL" in detail:
-        return (f"it asks to build objects that weights-only loading refuses, as a crafted "
-                f"or foreign pickle does ({detail})")
+        return (
+            f"it asks to build objects that weights-only loading refuses, as a crafted "
+            f"or foreign pickle does ({detail})"
+        )
     return f"no torch checkpoint of weights ({detail.removeprefix('WeightsUnpickler error: ')})"
 
 

@@ -108,8 +108,9 @@ def _require_onnx() -> tuple[Any, Any]:
         import onnx
         import onnxruntime
     except ImportError as exc:
-        raise ImportError(f"exporting to ONNX needs onnx, onnxscript and onnxruntime: "
-                          f"{EXPORT_HINT}") from exc
+        raise ImportError(
+            f"exporting to ONNX needs onnx, onnxscript and onnxruntime: {EXPORT_HINT}"
+        ) from exc
     return onnx, onnxruntime
 
 
@@ -154,8 +155,10 @@ def _library(checkpoint: Path, run_cfg: dict[str, Any]) -> str:
     if library is None and checkpoint.suffix == ".zip":
         library = "sb3"
     if library not in _SOURCES:
-        raise ValueError(f"cannot export a policy trained with library '{library}' "
-                         f"(known: {', '.join(_SOURCES)})")
+        raise ValueError(
+            f"cannot export a policy trained with library '{library}' "
+            f"(known: {', '.join(_SOURCES)})"
+        )
     return library
 
 
@@ -182,8 +185,9 @@ def _split_groups(obs: torch.Tensor, groups: list[str], dims: list[int]):
     return TensorDict(dict(zip(groups, parts, strict=True)), batch_size=[obs.shape[0]])
 
 
-def rsl_rl_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int = 16
-                  ) -> PolicySource:
+def rsl_rl_source(
+    checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int = 16
+) -> PolicySource:
     """The actor of an rsl-rl checkpoint, rebuilt as `orbitlab.rl.rsl_rl.load_policy` does.
 
     The export module is rsl-rl's own TorchScript-ready copy of the actor (`as_jit()`:
@@ -202,13 +206,15 @@ def rsl_rl_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int =
     try:
         wrapper = RslRlVecEnvWrapper(env)
         with _quiet():
-            runner = OrbitlabOnPolicyRunner(wrapper, runner_cfg_from_agent(run_cfg["agent"]),
-                                            log_dir=None, device="cpu")
+            runner = OrbitlabOnPolicyRunner(
+                wrapper, runner_cfg_from_agent(run_cfg["agent"]), log_dir=None, device="cpu"
+            )
         runner.load(str(checkpoint), map_location="cpu")
         actor = runner.get_inference_policy(device="cpu")
         if getattr(actor, "is_recurrent", False) or not hasattr(actor, "as_jit"):
-            raise ValueError(f"only feed-forward rsl-rl actors can be exported, got "
-                             f"{type(actor).__name__}")
+            raise ValueError(
+                f"only feed-forward rsl-rl actors can be exported, got {type(actor).__name__}"
+            )
         groups = list(actor.obs_groups)
         shapes = env.observation_manager.shapes
         dims = [int(np.prod(shapes[group])) for group in groups]
@@ -222,8 +228,9 @@ def rsl_rl_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int =
         env.close()
 
     module = actor.as_jit().to("cpu").eval()
-    return PolicySource("rsl_rl", module, int(actor.obs_dim), reference,
-                        real_obs if num_real_obs > 0 else None)
+    return PolicySource(
+        "rsl_rl", module, int(actor.obs_dim), reference, real_obs if num_real_obs > 0 else None
+    )
 
 
 # ------------------------------------------------------------------ stable-baselines3
@@ -233,8 +240,10 @@ class _ObsNormalizer(nn.Module):
     def __init__(self, mean: np.ndarray, var: np.ndarray, epsilon: float, clip: float):
         super().__init__()
         self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32).reshape(1, -1))
-        self.register_buffer("std", torch.sqrt(torch.as_tensor(var, dtype=torch.float32)
-                                               + float(epsilon)).reshape(1, -1))
+        self.register_buffer(
+            "std",
+            torch.sqrt(torch.as_tensor(var, dtype=torch.float32) + float(epsilon)).reshape(1, -1),
+        )
         self.clip = float(clip)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
@@ -284,8 +293,7 @@ def _sb3_model(checkpoint: Path):
         return SAC.load(checkpoint, device="cpu")
     if isinstance(policy_class, type) and issubclass(policy_class, ActorCriticPolicy):
         return PPO.load(checkpoint, device="cpu")
-    raise ValueError(f"'{checkpoint}' is no SB3 PPO or SAC model "
-                     f"(policy class {policy_class!r})")
+    raise ValueError(f"'{checkpoint}' is no SB3 PPO or SAC model (policy class {policy_class!r})")
 
 
 def _sb3_normalizer(vec_normalize: Path | None) -> tuple[nn.Module, Callable | None]:
@@ -302,9 +310,13 @@ def _sb3_normalizer(vec_normalize: Path | None) -> tuple[nn.Module, Callable | N
     return module, stats.normalize_obs
 
 
-def sb3_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int = 16,
-               vec_normalize: Path | None = None, trust_checkpoint: bool = False
-               ) -> PolicySource:
+def sb3_source(
+    checkpoint: Path,
+    run_cfg: dict[str, Any],
+    num_real_obs: int = 16,
+    vec_normalize: Path | None = None,
+    trust_checkpoint: bool = False,
+) -> PolicySource:
     """The deterministic actor of a Stable-Baselines3 PPO or SAC model (`.zip`).
 
     SB3's observation preprocessing is included: the float cast and flattening of a Box
@@ -336,12 +348,14 @@ def sb3_source(checkpoint: Path, run_cfg: dict[str, Any], num_real_obs: int = 16
             return policy._predict(torch.as_tensor(obs, dtype=torch.float32), deterministic=True)
 
     obs_dim = int(np.prod(policy.observation_space.shape))
-    return PolicySource("sb3", module, obs_dim, reference,
-                        _sb3_real_obs(run_cfg, num_real_obs, reference))
+    return PolicySource(
+        "sb3", module, obs_dim, reference, _sb3_real_obs(run_cfg, num_real_obs, reference)
+    )
 
 
-def _sb3_real_obs(run_cfg: dict[str, Any], num_real_obs: int,
-                  reference: Reference) -> torch.Tensor | None:
+def _sb3_real_obs(
+    run_cfg: dict[str, Any], num_real_obs: int, reference: Reference
+) -> torch.Tensor | None:
     """'policy' observations of the run's task driven by the actor, if it names a task."""
     env = _task_env(run_cfg, num_real_obs) if num_real_obs > 0 else None
     if env is None:
@@ -352,8 +366,9 @@ def _sb3_real_obs(run_cfg: dict[str, Any], num_real_obs: int,
         env.close()
 
 
-def task_observations(env, groups: list[str], reference: Reference,
-                      steps: int = ROLLOUT_STEPS) -> torch.Tensor:
+def task_observations(
+    env, groups: list[str], reference: Reference, steps: int = ROLLOUT_STEPS
+) -> torch.Tensor:
     """(num_envs * (steps + 1), obs_dim) observations of `env`: the reset ones, then those
     of `steps` steps driven by `reference` (actions clamped to the tasks' [-1, 1])."""
     obs, _ = env.reset()
@@ -388,15 +403,23 @@ def write_onnx(module: nn.Module, obs_dim: int, path: Path) -> None:
     _require_onnx()
     batch = torch.export.Dim("batch")
     with _quiet():
-        torch.onnx.export(module, (torch.zeros(2, obs_dim),), str(path),
-                          input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
-                          opset_version=OPSET, dynamic_shapes=({0: batch},),
-                          external_data=False, verbose=False)
+        torch.onnx.export(
+            module,
+            (torch.zeros(2, obs_dim),),
+            str(path),
+            input_names=[INPUT_NAME],
+            output_names=[OUTPUT_NAME],
+            opset_version=OPSET,
+            dynamic_shapes=({0: batch},),
+            external_data=False,
+            verbose=False,
+        )
 
 
 # ------------------------------------------------------------------ verification
-def check_observations(obs_dim: int, num_random: int = 256, real_obs: torch.Tensor | None = None,
-                       seed: int = 0) -> torch.Tensor:
+def check_observations(
+    obs_dim: int, num_random: int = 256, real_obs: torch.Tensor | None = None, seed: int = 0
+) -> torch.Tensor:
     """The task's own observations `real_obs` if there are any, else `num_random` standard
     normal ones (a run that names no task)."""
     if real_obs is not None and real_obs.numel():
@@ -433,16 +456,23 @@ def run_onnx(path: Path, obs: torch.Tensor) -> torch.Tensor:
 def max_difference(actions: torch.Tensor, expected: torch.Tensor, what: str) -> float:
     """max |actions - expected|; ExportMismatchError on a shape mismatch or non-finite values."""
     if tuple(actions.shape) != tuple(expected.shape):
-        raise ExportMismatchError(f"{what} gives actions of shape {tuple(actions.shape)}, "
-                                  f"the checkpoint {tuple(expected.shape)}")
+        raise ExportMismatchError(
+            f"{what} gives actions of shape {tuple(actions.shape)}, "
+            f"the checkpoint {tuple(expected.shape)}"
+        )
     diff = (actions.double() - expected.double()).abs().max().item()
     if not np.isfinite(diff):
         raise ExportMismatchError(f"{what} gives non-finite actions")
     return float(diff)
 
 
-def verify_exports(reference: Reference, jit_path: Path, onnx_path: Path, obs: torch.Tensor,
-                   rtol: float = DEFAULT_RTOL) -> tuple[float, float, float]:
+def verify_exports(
+    reference: Reference,
+    jit_path: Path,
+    onnx_path: Path,
+    obs: torch.Tensor,
+    rtol: float = DEFAULT_RTOL,
+) -> tuple[float, float, float]:
     """(max diff TorchScript, max diff ONNX, tolerance) against `reference` on `obs`; the
     tolerance is `action_tolerance(reference actions, rtol)`.
 
@@ -452,20 +482,29 @@ def verify_exports(reference: Reference, jit_path: Path, onnx_path: Path, obs: t
     tolerance = action_tolerance(expected, rtol)
     diff_jit = max_difference(run_torchscript(jit_path, obs), expected, "the TorchScript export")
     diff_onnx = max_difference(run_onnx(onnx_path, obs), expected, "the ONNX export")
-    bad = [f"{name} differs by {diff:.3g}" for name, diff in
-           (("TorchScript", diff_jit), ("ONNX", diff_onnx)) if not diff <= tolerance]
+    bad = [
+        f"{name} differs by {diff:.3g}"
+        for name, diff in (("TorchScript", diff_jit), ("ONNX", diff_onnx))
+        if not diff <= tolerance
+    ]
     if bad:
-        raise ExportMismatchError(f"exported policy does not match the checkpoint's actor on "
-                                  f"{obs.shape[0]} observations: {'; '.join(bad)} "
-                                  f"(tolerance {tolerance:.3g} = {rtol:g} of the action "
-                                  f"scale)")
+        raise ExportMismatchError(
+            f"exported policy does not match the checkpoint's actor on "
+            f"{obs.shape[0]} observations: {'; '.join(bad)} "
+            f"(tolerance {tolerance:.3g} = {rtol:g} of the action "
+            f"scale)"
+        )
     return diff_jit, diff_onnx, tolerance
 
 
 # ------------------------------------------------------------------ entry point
-def load_source(checkpoint: str | Path, run_cfg: dict[str, Any] | None = None,
-                num_real_obs: int = 16, vec_normalize: str | Path | None = None,
-                trust_checkpoint: bool = False) -> PolicySource:
+def load_source(
+    checkpoint: str | Path,
+    run_cfg: dict[str, Any] | None = None,
+    num_real_obs: int = 16,
+    vec_normalize: str | Path | None = None,
+    trust_checkpoint: bool = False,
+) -> PolicySource:
     """The exportable actor of `checkpoint`, whichever library trained it."""
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
@@ -473,19 +512,29 @@ def load_source(checkpoint: str | Path, run_cfg: dict[str, Any] | None = None,
     run_cfg = _load_run_config(checkpoint, run_cfg)
     library = _library(checkpoint, run_cfg)
     if library == "sb3":
-        return sb3_source(checkpoint, run_cfg, num_real_obs,
-                          None if vec_normalize is None else Path(vec_normalize),
-                          trust_checkpoint)
+        return sb3_source(
+            checkpoint,
+            run_cfg,
+            num_real_obs,
+            None if vec_normalize is None else Path(vec_normalize),
+            trust_checkpoint,
+        )
     if vec_normalize is not None:
         raise ValueError("vec_normalize applies to Stable-Baselines3 models only")
     return _SOURCES[library](checkpoint, run_cfg, num_real_obs)
 
 
-def export_policy(checkpoint: str | Path, out_dir: str | Path | None = None, *,
-                  run_cfg: dict[str, Any] | None = None, rtol: float = DEFAULT_RTOL,
-                  num_random_obs: int = 256, num_real_obs: int = 16,
-                  vec_normalize: str | Path | None = None,
-                  trust_checkpoint: bool = False) -> ExportResult:
+def export_policy(
+    checkpoint: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    run_cfg: dict[str, Any] | None = None,
+    rtol: float = DEFAULT_RTOL,
+    num_random_obs: int = 256,
+    num_real_obs: int = 16,
+    vec_normalize: str | Path | None = None,
+    trust_checkpoint: bool = False,
+) -> ExportResult:
     """Write `policy.pt` (TorchScript) and `policy.onnx` of `checkpoint`'s deterministic actor.
 
     `out_dir` defaults to `<checkpoint's directory>/exported`. `run_cfg` is the run's
@@ -507,13 +556,23 @@ def export_policy(checkpoint: str | Path, out_dir: str | Path | None = None, *,
         write_torchscript(source.module, tmp_jit)
         write_onnx(source.module, source.obs_dim, tmp_onnx)
         obs = check_observations(source.obs_dim, num_random_obs, source.real_obs)
-        diff_jit, diff_onnx, tolerance = verify_exports(source.reference, tmp_jit, tmp_onnx,
-                                                        obs, rtol)
+        diff_jit, diff_onnx, tolerance = verify_exports(
+            source.reference, tmp_jit, tmp_onnx, obs, rtol
+        )
         os.replace(tmp_jit, jit_path)
         os.replace(tmp_onnx, onnx_path)
     finally:
         for tmp in (tmp_jit, tmp_onnx):
             tmp.unlink(missing_ok=True)
     action_dim = int(source.reference(obs[:1]).shape[-1])
-    return ExportResult(jit_path, onnx_path, source.library, source.obs_dim, action_dim,
-                        int(obs.shape[0]), diff_jit, diff_onnx, tolerance)
+    return ExportResult(
+        jit_path,
+        onnx_path,
+        source.library,
+        source.obs_dim,
+        action_dim,
+        int(obs.shape[0]),
+        diff_jit,
+        diff_onnx,
+        tolerance,
+    )

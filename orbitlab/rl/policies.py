@@ -34,23 +34,31 @@ def run_config(checkpoint: str | Path) -> dict[str, Any]:
     folders = checkpoint.resolve().parents
     found = [d / ".hydra" / "config.yaml" for d in folders[:3] if (d / ".hydra").is_dir()]
     if not found:
-        raise FileNotFoundError(f"no saved run config (.hydra/config.yaml) beside the "
-                                f"checkpoint {checkpoint} or above it")
+        raise FileNotFoundError(
+            f"no saved run config (.hydra/config.yaml) beside the "
+            f"checkpoint {checkpoint} or above it"
+        )
     saved = found[0]
     try:
         config = OmegaConf.to_container(OmegaConf.load(saved), resolve=False)
     except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as error:
-        raise CheckpointError(f"run config {saved} is not readable: "
-                              f"{(str(error).strip().splitlines() or [''])[0]}") from None
+        raise CheckpointError(
+            f"run config {saved} is not readable: {(str(error).strip().splitlines() or [''])[0]}"
+        ) from None
     agent, task = (config.get("agent"), config.get("task")) if isinstance(config, dict) else (0, 0)
     if not isinstance(agent, dict) or not isinstance(task, dict) or "name" not in task:
-        raise CheckpointError(f"run config {saved} is no scripts/train.py config (it needs "
-                              f"agent: and task.name)")
+        raise CheckpointError(
+            f"run config {saved} is no scripts/train.py config (it needs agent: and task.name)"
+        )
     return config
 
 
-def load_policy(env: ManagerBasedRLEnv, checkpoint: str | Path,
-                run_cfg: dict[str, Any] | None = None, trust_checkpoint: bool = False) -> Policy:
+def load_policy(
+    env: ManagerBasedRLEnv,
+    checkpoint: str | Path,
+    run_cfg: dict[str, Any] | None = None,
+    trust_checkpoint: bool = False,
+) -> Policy:
     """A deterministic policy (the actor's mean action) reading `env`'s observations.
 
     rsl-rl checkpoints load weights-only (a crafted pickle is refused, CheckpointError);
@@ -74,5 +82,6 @@ def load_policy(env: ManagerBasedRLEnv, checkpoint: str | Path,
 
         require_trust(checkpoint, trust_checkpoint, "the rl-games checkpoint")
         return load(env, Path(checkpoint), agent)
-    raise ValueError(f"cannot load a policy trained with library '{library}' "
-                     "(known: rsl_rl, sb3, rl_games)")
+    raise ValueError(
+        f"cannot load a policy trained with library '{library}' (known: rsl_rl, sb3, rl_games)"
+    )

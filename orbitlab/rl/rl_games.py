@@ -39,8 +39,9 @@ try:
     from rl_games.common import env_configurations, vecenv
     from rl_games.common.ivecenv import IVecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("orbitlab.rl.rl_games needs rl-games: "
-                      "pip install 'orbitlab-sim[rl-games]'") from exc
+    raise ImportError(
+        "orbitlab.rl.rl_games needs rl-games: pip install 'orbitlab-sim[rl-games]'"
+    ) from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
@@ -63,8 +64,12 @@ class RlGamesVecEnvWrapper(IVecEnv):
     `clip_obs`: observations and states are clamped to [-clip_obs, clip_obs] (None: not).
     """
 
-    def __init__(self, env: ManagerBasedRLEnv, clip_actions: float | None = 1.0,
-                 clip_obs: float | None = None):
+    def __init__(
+        self,
+        env: ManagerBasedRLEnv,
+        clip_actions: float | None = 1.0,
+        clip_obs: float | None = None,
+    ):
         shapes = env.observation_manager.shapes
         if "policy" not in shapes:
             raise ValueError("the task needs a 'policy' observation group")
@@ -95,9 +100,12 @@ class RlGamesVecEnvWrapper(IVecEnv):
 
     def get_env_info(self) -> dict[str, Any]:
         """Spaces and sizes as rl-games' `a2c_common` reads them."""
-        info: dict[str, Any] = {"observation_space": self.observation_space,
-                                "action_space": self.action_space,
-                                "agents": 1, "value_size": 1}
+        info: dict[str, Any] = {
+            "observation_space": self.observation_space,
+            "action_space": self.action_space,
+            "agents": 1,
+            "value_size": 1,
+        }
         if self.has_states:
             info["state_space"] = self.state_space
         return info
@@ -143,9 +151,12 @@ class RlGamesVecEnvWrapper(IVecEnv):
         self.env.close()
 
 
-def register_rl_games_env(env_factory: Callable[..., ManagerBasedRLEnv | RlGamesVecEnvWrapper],
-                          name: str = ENV_NAME, clip_actions: float | None = 1.0,
-                          clip_obs: float | None = None) -> None:
+def register_rl_games_env(
+    env_factory: Callable[..., ManagerBasedRLEnv | RlGamesVecEnvWrapper],
+    name: str = ENV_NAME,
+    clip_actions: float | None = 1.0,
+    clip_obs: float | None = None,
+) -> None:
     """Make `env_factory` the rl-games env `name` (a `params.config.env_name`).
 
     `env_factory(**env_config)` gets the agent's `config.env_config` (rl-games adds
@@ -164,8 +175,9 @@ def register_rl_games_env(env_factory: Callable[..., ManagerBasedRLEnv | RlGames
         creator = env_configurations.configurations[config_name]["env_creator"]
         wrapper = creator(**env_config)
         if wrapper.num_envs != num_actors:
-            raise ValueError(f"config.num_actors = {num_actors} but the env has "
-                             f"{wrapper.num_envs} worlds")
+            raise ValueError(
+                f"config.num_actors = {num_actors} but the env has {wrapper.num_envs} worlds"
+            )
         return wrapper
 
     vecenv.register(VECENV_TYPE, make_vec_env)

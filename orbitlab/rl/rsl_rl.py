@@ -28,8 +28,9 @@ try:
     from rsl_rl.runners import OnPolicyRunner
     from tensordict import TensorDict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("orbitlab.rl.rsl_rl needs rsl-rl-lib: "
-                      "pip install 'orbitlab-sim[rsl-rl]'") from exc
+    raise ImportError(
+        "orbitlab.rl.rsl_rl needs rsl-rl-lib: pip install 'orbitlab-sim[rsl-rl]'"
+    ) from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.rl.checkpoints import CheckpointError, load_torch_checkpoint
@@ -70,8 +71,11 @@ class RslRlVecEnvWrapper(VecEnv):
 
     # ----------------------------------------------------------------- loop
     def _obs(self, obs: dict[str, torch.Tensor]) -> TensorDict:
-        return TensorDict({name: value.to(dtype=torch.float32) for name, value in obs.items()},
-                          batch_size=[self.num_envs], device=self.device)
+        return TensorDict(
+            {name: value.to(dtype=torch.float32) for name, value in obs.items()},
+            batch_size=[self.num_envs],
+            device=self.device,
+        )
 
     def get_observations(self) -> TensorDict:
         """The current observations of every group (no env step)."""
@@ -122,21 +126,31 @@ class OrbitlabOnPolicyRunner(OnPolicyRunner):
         self.gpu_world_size, self.is_distributed = world_size, True
         self.gpu_local_rank = int(os.getenv("LOCAL_RANK", "0"))
         self.gpu_global_rank = int(os.getenv("RANK", "0"))
-        self.cfg["multi_gpu"] = {"global_rank": self.gpu_global_rank,
-                                 "local_rank": self.gpu_local_rank, "world_size": world_size}
+        self.cfg["multi_gpu"] = {
+            "global_rank": self.gpu_global_rank,
+            "local_rank": self.gpu_local_rank,
+            "world_size": world_size,
+        }
         cuda = str(self.device).startswith("cuda")
         if cuda and self.device != f"cuda:{self.gpu_local_rank}":
-            raise ValueError(f"device '{self.device}' is not this rank's "
-                             f"'cuda:{self.gpu_local_rank}'")
+            raise ValueError(
+                f"device '{self.device}' is not this rank's 'cuda:{self.gpu_local_rank}'"
+            )
         if not torch.distributed.is_initialized():
-            torch.distributed.init_process_group("nccl" if cuda else "gloo",
-                                                 rank=self.gpu_global_rank, world_size=world_size)
+            torch.distributed.init_process_group(
+                "nccl" if cuda else "gloo", rank=self.gpu_global_rank, world_size=world_size
+            )
 
     def save(self, path: str, infos: dict | None = None) -> None:
         super().save(path, {"resumable": self.resumable, **(infos or {})})
 
-    def load(self, path: str, load_cfg: dict | None = None, strict: bool = True,
-             map_location: str | None = None) -> dict:
+    def load(
+        self,
+        path: str,
+        load_cfg: dict | None = None,
+        strict: bool = True,
+        map_location: str | None = None,
+    ) -> dict:
         """rsl-rl's `load`, reading the file with `weights_only=True` (it unpickles with
         weights_only=False, which runs whatever a crafted file asks); CheckpointError when
         the file is unreadable or does not fit this runner's networks."""
@@ -146,36 +160,63 @@ class OrbitlabOnPolicyRunner(OnPolicyRunner):
                 self.current_learning_iteration = int(loaded["iter"])
         except (KeyError, RuntimeError, ValueError, TypeError) as error:
             first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise CheckpointError(f"checkpoint {path} does not fit this run's rsl-rl "
-                                  f"networks: {first}") from error
+            raise CheckpointError(
+                f"checkpoint {path} does not fit this run's rsl-rl networks: {first}"
+            ) from error
         return loaded.get("infos")
 
 
-def ppo_runner_cfg(num_steps_per_env: int = 32, hidden_dims: tuple[int, ...] = (64, 64),
-                   actor_groups: tuple[str, ...] = ("policy",),
-                   critic_groups: tuple[str, ...] = ("critic",),
-                   learning_rate: float = 1e-3, init_std: float = 0.5,
-                   obs_normalization: bool = True, save_interval: int = 50,
-                   **algorithm: Any) -> dict[str, Any]:
+def ppo_runner_cfg(
+    num_steps_per_env: int = 32,
+    hidden_dims: tuple[int, ...] = (64, 64),
+    actor_groups: tuple[str, ...] = ("policy",),
+    critic_groups: tuple[str, ...] = ("critic",),
+    learning_rate: float = 1e-3,
+    init_std: float = 0.5,
+    obs_normalization: bool = True,
+    save_interval: int = 50,
+    **algorithm: Any,
+) -> dict[str, Any]:
     """An rsl-rl 5.x `OnPolicyRunner` config for PPO with MLP actor and critic.
 
     The actor reads `actor_groups`, the critic `critic_groups` (orbitlab tasks have
     'policy' and the privileged 'critic'). Defaults suit small continuous-control
     tasks; `algorithm` overrides PPO's keyword arguments (gamma, entropy_coef, ...).
     """
-    model = {"class_name": "MLPModel", "hidden_dims": list(hidden_dims), "activation": "elu",
-             "obs_normalization": obs_normalization}
-    ppo = {"class_name": "PPO", "learning_rate": learning_rate, "num_learning_epochs": 5,
-           "num_mini_batches": 4, "clip_param": 0.2, "gamma": 0.99, "lam": 0.95,
-           "value_loss_coef": 1.0, "entropy_coef": 0.005, "max_grad_norm": 1.0,
-           "use_clipped_value_loss": True, "schedule": "adaptive", "desired_kl": 0.01}
+    model = {
+        "class_name": "MLPModel",
+        "hidden_dims": list(hidden_dims),
+        "activation": "elu",
+        "obs_normalization": obs_normalization,
+    }
+    ppo = {
+        "class_name": "PPO",
+        "learning_rate": learning_rate,
+        "num_learning_epochs": 5,
+        "num_mini_batches": 4,
+        "clip_param": 0.2,
+        "gamma": 0.99,
+        "lam": 0.95,
+        "value_loss_coef": 1.0,
+        "entropy_coef": 0.005,
+        "max_grad_norm": 1.0,
+        "use_clipped_value_loss": True,
+        "schedule": "adaptive",
+        "desired_kl": 0.01,
+    }
     ppo.update(algorithm)
     return {
         "num_steps_per_env": int(num_steps_per_env),
         "save_interval": int(save_interval),
         "obs_groups": {"actor": list(actor_groups), "critic": list(critic_groups)},
-        "actor": {**model, "distribution_cfg": {"class_name": "GaussianDistribution",
-                                                "init_std": init_std, "std_type": "scalar"}},
+        "actor": {
+            **model,
+            "distribution_cfg": {
+                "class_name": "GaussianDistribution",
+                "init_std": init_std,
+                "std_type": "scalar",
+            },
+        },
         "critic": dict(model),
         "algorithm": ppo,
     }
@@ -183,12 +224,15 @@ def ppo_runner_cfg(num_steps_per_env: int = 32, hidden_dims: tuple[int, ...] = (
 
 def runner_cfg_from_agent(agent: dict[str, Any]) -> dict[str, Any]:
     """The runner config for a `configs/agent/rsl_rl_ppo.yaml`-style mapping."""
-    return ppo_runner_cfg(num_steps_per_env=agent["num_steps_per_env"],
-                          hidden_dims=tuple(agent["hidden_dims"]),
-                          learning_rate=agent["learning_rate"], init_std=agent["init_std"],
-                          save_interval=agent["save_interval"],
-                          # optional PPO keyword overrides (gamma, entropy_coef, ...)
-                          **agent.get("algorithm", {}))
+    return ppo_runner_cfg(
+        num_steps_per_env=agent["num_steps_per_env"],
+        hidden_dims=tuple(agent["hidden_dims"]),
+        learning_rate=agent["learning_rate"],
+        init_std=agent["init_std"],
+        save_interval=agent["save_interval"],
+        # optional PPO keyword overrides (gamma, entropy_coef, ...)
+        **agent.get("algorithm", {}),
+    )
 
 
 def load_policy(env: ManagerBasedRLEnv, checkpoint: str, agent: dict[str, Any]):
@@ -196,8 +240,9 @@ def load_policy(env: ManagerBasedRLEnv, checkpoint: str, agent: dict[str, Any]):
     wrapper = RslRlVecEnvWrapper(env)
     # rsl-rl prints the whole network on every runner built: not for an evaluation
     with contextlib.redirect_stdout(io.StringIO()):
-        runner = OrbitlabOnPolicyRunner(wrapper, runner_cfg_from_agent(agent), log_dir=None,
-                                        device=str(env.device))
+        runner = OrbitlabOnPolicyRunner(
+            wrapper, runner_cfg_from_agent(agent), log_dir=None, device=str(env.device)
+        )
     runner.load(checkpoint)
     actor = runner.get_inference_policy(device=str(env.device))
 

@@ -41,8 +41,9 @@ try:
         VecEnvStepReturn,
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("orbitlab.rl.sb3 needs stable-baselines3: "
-                      "pip install 'orbitlab-sim[sb3]'") from exc
+    raise ImportError(
+        "orbitlab.rl.sb3 needs stable-baselines3: pip install 'orbitlab-sim[sb3]'"
+    ) from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
@@ -61,8 +62,9 @@ class Sb3VecEnvWrapper(VecEnv):
             raise ValueError("the task needs a 'policy' observation group")
         self.env = env
         self.device = env.device
-        obs_space = gym.spaces.Box(-np.inf, np.inf, tuple(env.observation_manager.shapes["policy"]),
-                                   dtype=np.float32)
+        obs_space = gym.spaces.Box(
+            -np.inf, np.inf, tuple(env.observation_manager.shapes["policy"]), dtype=np.float32
+        )
         action_space = gym.spaces.Box(-1.0, 1.0, (env.action_manager.total_dim,), dtype=np.float32)
         super().__init__(env.num_envs, obs_space, action_space)
         self._actions: torch.Tensor | None = None
@@ -88,8 +90,9 @@ class Sb3VecEnvWrapper(VecEnv):
         return _numpy(obs["policy"])
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = torch.as_tensor(np.asarray(actions, dtype=np.float32),
-                                        device=self.device).reshape(self.num_envs, -1)
+        self._actions = torch.as_tensor(
+            np.asarray(actions, dtype=np.float32), device=self.device
+        ).reshape(self.num_envs, -1)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
@@ -106,15 +109,22 @@ class Sb3VecEnvWrapper(VecEnv):
         done_ids = np.flatnonzero(dones)
         if done_ids.size:
             final_obs = _numpy(extras["final_obs"])
-            success = _numpy(self.env.termination_manager.last.get(
-                "success", torch.zeros(self.num_envs, dtype=torch.bool)), bool)
+            success = _numpy(
+                self.env.termination_manager.last.get(
+                    "success", torch.zeros(self.num_envs, dtype=torch.bool)
+                ),
+                bool,
+            )
             elapsed = round(time.time() - self._t_start, 6)
             for i in done_ids:
                 infos[i]["terminal_observation"] = final_obs[i]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
                 infos[i]["is_success"] = bool(success[i])
-                infos[i]["episode"] = {"r": float(self._ep_return[i]),
-                                       "l": int(self._ep_length[i]), "t": elapsed}
+                infos[i]["episode"] = {
+                    "r": float(self._ep_return[i]),
+                    "l": int(self._ep_length[i]),
+                    "t": elapsed,
+                }
             self._ep_return[done_ids] = 0.0
             self._ep_length[done_ids] = 0
         return _numpy(obs["policy"]), rewards, dones, infos
@@ -145,14 +155,16 @@ class Sb3VecEnvWrapper(VecEnv):
         self._all_indices(indices, "set_attr")
         setattr(self.env, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None,
-                   **method_kwargs) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs
+    ) -> list[Any]:
         """Call the batched env's method once; its result is repeated for every index."""
         ids = self._all_indices(indices, "env_method")
         result = getattr(self.env, method_name)(*method_args, **method_kwargs)
         return [result for _ in ids]
 
-    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper],
-                       indices: VecEnvIndices = None) -> list[bool]:
+    def env_is_wrapped(
+        self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
+    ) -> list[bool]:
         """Always False: the batched env is no gymnasium env, so no gymnasium wrapper."""
         return [False for _ in self._get_indices(indices)]

@@ -72,8 +72,9 @@ def asset_path(name_or_file: str) -> Path:
 
 
 # ---------------------------------------------------------------------------- helpers
-def _box_faces(body: str, half: tuple[float, float, float], cr: float = CR_BODY,
-               cells: tuple[str, ...] = ()) -> list[SurfaceCfg]:
+def _box_faces(
+    body: str, half: tuple[float, float, float], cr: float = CR_BODY, cells: tuple[str, ...] = ()
+) -> list[SurfaceCfg]:
     """The six faces of a box centred on the body COM; faces named in `cells` get CR_CELLS."""
     surfaces = []
     for i, axis in enumerate("xyz"):
@@ -83,45 +84,85 @@ def _box_faces(body: str, half: tuple[float, float, float], cr: float = CR_BODY,
             name = f"face_{tag}{axis}"
             normal = [0.0, 0.0, 0.0]
             normal[i] = sign
-            surfaces.append(SurfaceCfg(
-                name=name, body_name=body, normal_body=tuple(normal),
-                center_of_pressure_body=tuple(half[i] * n for n in normal),
-                area=area, drag_coeff=CD, srp_coeff=CR_CELLS if name in cells else cr))
+            surfaces.append(
+                SurfaceCfg(
+                    name=name,
+                    body_name=body,
+                    normal_body=tuple(normal),
+                    center_of_pressure_body=tuple(half[i] * n for n in normal),
+                    area=area,
+                    drag_coeff=CD,
+                    srp_coeff=CR_CELLS if name in cells else cr,
+                )
+            )
     return surfaces
 
 
-def _panel(name: str, body: str, mid: tuple[float, float, float],
-           normal: tuple[float, float, float], area: float, half_thickness: float
-           ) -> list[SurfaceCfg]:
+def _panel(
+    name: str,
+    body: str,
+    mid: tuple[float, float, float],
+    normal: tuple[float, float, float],
+    area: float,
+    half_thickness: float,
+) -> list[SurfaceCfg]:
     """Both sides of a flat panel: '<name>_cells' on `normal` (CR_CELLS) and '<name>_back'
     opposite (CR_BODY), each centred half a thickness off the mid-plane point `mid`."""
-    return [SurfaceCfg(name=f"{name}_{tag}", body_name=body, area=area, drag_coeff=CD,
-                       srp_coeff=cr, normal_body=tuple(s * n + 0.0 for n in normal),
-                       center_of_pressure_body=tuple(c + s * half_thickness * n
-                                                     for c, n in zip(mid, normal, strict=True)))
-            for tag, s, cr in (("cells", 1.0, CR_CELLS), ("back", -1.0, CR_BODY))]
+    return [
+        SurfaceCfg(
+            name=f"{name}_{tag}",
+            body_name=body,
+            area=area,
+            drag_coeff=CD,
+            srp_coeff=cr,
+            normal_body=tuple(s * n + 0.0 for n in normal),
+            center_of_pressure_body=tuple(
+                c + s * half_thickness * n for c, n in zip(mid, normal, strict=True)
+            ),
+        )
+        for tag, s, cr in (("cells", 1.0, CR_CELLS), ("back", -1.0, CR_BODY))
+    ]
 
 
-def _wheels(body: str, inertia: float, max_speed: float, max_torque: float
-            ) -> list[ReactionWheelCfg]:
+def _wheels(
+    body: str, inertia: float, max_speed: float, max_torque: float
+) -> list[ReactionWheelCfg]:
     """Three orthogonal wheels 'rw_x', 'rw_y', 'rw_z' (inertia kg m^2, rad/s, N m)."""
-    return [ReactionWheelCfg(name=f"rw_{a}", body_name=body, axis_body=axis, inertia=inertia,
-                             max_speed=max_speed, max_torque=max_torque)
-            for a, axis in _AXES.items()]
+    return [
+        ReactionWheelCfg(
+            name=f"rw_{a}",
+            body_name=body,
+            axis_body=axis,
+            inertia=inertia,
+            max_speed=max_speed,
+            max_torque=max_torque,
+        )
+        for a, axis in _AXES.items()
+    ]
 
 
 def _magnetorquers(body: str, max_dipole: float) -> list[MagnetorquerCfg]:
     """Three orthogonal torque rods 'mtq_x', 'mtq_y', 'mtq_z' (A m^2)."""
-    return [MagnetorquerCfg(name=f"mtq_{a}", body_name=body, axis_body=axis,
-                            max_dipole=max_dipole) for a, axis in _AXES.items()]
+    return [
+        MagnetorquerCfg(name=f"mtq_{a}", body_name=body, axis_body=axis, max_dipole=max_dipole)
+        for a, axis in _AXES.items()
+    ]
 
 
-def _thrusters(body: str, prefix: str, table: list[tuple[tuple, tuple]], max_force: float
-               ) -> list[ThrusterCfg]:
+def _thrusters(
+    body: str, prefix: str, table: list[tuple[tuple, tuple]], max_force: float
+) -> list[ThrusterCfg]:
     """Thrusters f'{prefix}{i:02d}' from (position from body origin m, force direction)."""
-    return [ThrusterCfg(name=f"{prefix}{i:02d}", body_name=body, position_body=pos,
-                        direction_body=direction, max_force=max_force)
-            for i, (pos, direction) in enumerate(table)]
+    return [
+        ThrusterCfg(
+            name=f"{prefix}{i:02d}",
+            body_name=body,
+            position_body=pos,
+            direction_body=direction,
+            max_force=max_force,
+        )
+        for i, (pos, direction) in enumerate(table)
+    ]
 
 
 def _dipole(body: str, moment: tuple[float, float, float]) -> list[MagneticDipoleCfg]:
@@ -133,35 +174,40 @@ def cubesat_3u_elements() -> ElementSet:
     """3U CubeSat: 6 faces (cells on +-x, +-y), 0.023 A m^2 residual, 3 x 0.2 A m^2 rods,
     3 wheels of 2e-5 kg m^2 (800 rad/s, 1 mN m)."""
     return ElementSet(
-        surfaces=_box_faces("bus", (0.05, 0.05, 0.17), cr=1.5,
-                            cells=("face_px", "face_nx", "face_py", "face_ny")),
+        surfaces=_box_faces(
+            "bus", (0.05, 0.05, 0.17), cr=1.5, cells=("face_px", "face_nx", "face_py", "face_ny")
+        ),
         dipoles=_dipole("bus", (0.01, -0.005, 0.02)),
         magnetorquers=_magnetorquers("bus", 0.2),
-        wheels=_wheels("bus", 2.0e-5, 800.0, 1.0e-3))
+        wheels=_wheels("bus", 2.0e-5, 800.0, 1.0e-3),
+    )
 
 
 def cubesat_6u_elements() -> ElementSet:
     """6U CubeSat: 6 faces + 2 deployed wings (cells +x), 0.03 A m^2 residual,
     3 x 0.4 A m^2 rods, 3 wheels of 5e-5 kg m^2 (800 rad/s, 2 mN m)."""
-    wings = [surface for side, y in (("left", 0.273), ("right", -0.273))
-             for surface in _panel(f"wing_{side}", "bus", (0.0, y, 0.0), (1.0, 0.0, 0.0),
-                                   0.30 * 0.34, 0.002)]
+    wings = [
+        surface
+        for side, y in (("left", 0.273), ("right", -0.273))
+        for surface in _panel(
+            f"wing_{side}", "bus", (0.0, y, 0.0), (1.0, 0.0, 0.0), 0.30 * 0.34, 0.002
+        )
+    ]
     return ElementSet(
         surfaces=_box_faces("bus", (0.05, 0.113, 0.183), cr=1.5) + wings,
         dipoles=_dipole("bus", (0.02, 0.015, -0.015)),
         magnetorquers=_magnetorquers("bus", 0.4),
-        wheels=_wheels("bus", 5.0e-5, 800.0, 2.0e-3))
+        wheels=_wheels("bus", 5.0e-5, 800.0, 2.0e-3),
+    )
 
 
 FORMATION_ARM_M = 0.17
 """Formation flyer thruster arm, m (0.51 N m = 2 x 1.5 N x 0.17 m)."""
-FORMATION_THRUSTERS: list[tuple[tuple, tuple]] = [
-    ((0.0, 0.0, s * FORMATION_ARM_M), d) for s in (1.0, -1.0) for d in ((1, 0, 0), (-1, 0, 0))
-] + [
-    ((s * FORMATION_ARM_M, 0.0, 0.0), d) for s in (1.0, -1.0) for d in ((0, 1, 0), (0, -1, 0))
-] + [
-    ((0.0, s * FORMATION_ARM_M, 0.0), d) for s in (1.0, -1.0) for d in ((0, 0, 1), (0, 0, -1))
-]
+FORMATION_THRUSTERS: list[tuple[tuple, tuple]] = (
+    [((0.0, 0.0, s * FORMATION_ARM_M), d) for s in (1.0, -1.0) for d in ((1, 0, 0), (-1, 0, 0))]
+    + [((s * FORMATION_ARM_M, 0.0, 0.0), d) for s in (1.0, -1.0) for d in ((0, 1, 0), (0, -1, 0))]
+    + [((0.0, s * FORMATION_ARM_M, 0.0), d) for s in (1.0, -1.0) for d in ((0, 0, 1), (0, 0, -1))]
+)
 """(position from the body origin, force direction) of thruster_00 .. thruster_11."""
 
 
@@ -171,18 +217,16 @@ def formation_flyer_elements() -> ElementSet:
     return ElementSet(
         surfaces=_box_faces("bus", (half, half, half), cr=1.3),
         dipoles=_dipole("bus", (0.0, 0.0, 0.02)),
-        thrusters=_thrusters("bus", "thruster_", FORMATION_THRUSTERS, 1.5))
+        thrusters=_thrusters("bus", "thruster_", FORMATION_THRUSTERS, 1.5),
+    )
 
 
-CHASER_THRUSTERS: list[tuple[tuple, tuple]] = [
-    ((-0.45, y, z), (1, 0, 0)) for z in (0.3, -0.3) for y in (0.3, -0.3)
-] + [
-    ((0.45, y, z), (-1, 0, 0)) for z in (0.3, -0.3) for y in (0.3, -0.3)
-] + [
-    ((0.0, y, 0.0), d) for y in (0.4, -0.4) for d in ((0, 0, 1), (0, 0, -1))
-] + [
-    ((0.0, 0.0, z), d) for z in (0.4, -0.4) for d in ((0, 1, 0), (0, -1, 0))
-]
+CHASER_THRUSTERS: list[tuple[tuple, tuple]] = (
+    [((-0.45, y, z), (1, 0, 0)) for z in (0.3, -0.3) for y in (0.3, -0.3)]
+    + [((0.45, y, z), (-1, 0, 0)) for z in (0.3, -0.3) for y in (0.3, -0.3)]
+    + [((0.0, y, 0.0), d) for y in (0.4, -0.4) for d in ((0, 0, 1), (0, 0, -1))]
+    + [((0.0, 0.0, z), d) for z in (0.4, -0.4) for d in ((0, 1, 0), (0, -1, 0))]
+)
 """(position from the bus origin, force direction) of rcs_00 .. rcs_15."""
 
 
@@ -193,19 +237,25 @@ def docking_chaser_elements() -> ElementSet:
         surfaces=_box_faces("bus", (0.45, 0.4, 0.4), cells=("face_pz", "face_nz")),
         dipoles=_dipole("bus", (0.3, 0.2, -0.35)),
         thrusters=_thrusters("bus", "rcs_", CHASER_THRUSTERS, 22.0),
-        wheels=_wheels("bus", 2.0e-3, 600.0, 0.05))
+        wheels=_wheels("bus", 2.0e-3, 600.0, 0.05),
+    )
 
 
 def docking_target_elements() -> ElementSet:
     """Docking target: 6 bus faces + 2 wings (cells +z), 1 A m^2 residual,
     3 wheels of 0.01 kg m^2 (600 rad/s, 0.1 N m)."""
-    wings = [surface for side, y in (("left", 1.8), ("right", -1.8))
-             for surface in _panel(f"wing_{side}", "bus", (0.0, y, 0.0), (0.0, 0.0, 1.0),
-                                   2.0 * 1.0, 0.015)]
+    wings = [
+        surface
+        for side, y in (("left", 1.8), ("right", -1.8))
+        for surface in _panel(
+            f"wing_{side}", "bus", (0.0, y, 0.0), (0.0, 0.0, 1.0), 2.0 * 1.0, 0.015
+        )
+    ]
     return ElementSet(
         surfaces=_box_faces("bus", (0.8, 0.7, 0.7)) + wings,
         dipoles=_dipole("bus", (0.6, -0.5, 0.6)),
-        wheels=_wheels("bus", 0.01, 600.0, 0.1))
+        wheels=_wheels("bus", 0.01, 600.0, 0.1),
+    )
 
 
 def station_module_elements() -> ElementSet:
@@ -213,25 +263,47 @@ def station_module_elements() -> ElementSet:
     in a pyramid about x (skew 54.74 deg), zero net momentum at zero gimbal angle."""
     radius, length = 2.1, 8.0
     facet = 2.0 * radius * math.tan(math.pi / 8.0) * length
-    surfaces = [SurfaceCfg(name=f"cap_{tag}", body_name="module", normal_body=(s, 0.0, 0.0),
-                           center_of_pressure_body=(s * length / 2, 0.0, 0.0),
-                           area=math.pi * radius**2, drag_coeff=CD, srp_coeff=1.5)
-                for s, tag in ((1.0, "px"), (-1.0, "nx"))]
+    surfaces = [
+        SurfaceCfg(
+            name=f"cap_{tag}",
+            body_name="module",
+            normal_body=(s, 0.0, 0.0),
+            center_of_pressure_body=(s * length / 2, 0.0, 0.0),
+            area=math.pi * radius**2,
+            drag_coeff=CD,
+            srp_coeff=1.5,
+        )
+        for s, tag in ((1.0, "px"), (-1.0, "nx"))
+    ]
     for k in range(8):
         phi = k * math.pi / 4.0
         n = (0.0, math.cos(phi), math.sin(phi))
-        surfaces.append(SurfaceCfg(name=f"hull_{k}", body_name="module", normal_body=n,
-                                   center_of_pressure_body=tuple(radius * c for c in n),
-                                   area=facet, drag_coeff=CD, srp_coeff=1.5))
+        surfaces.append(
+            SurfaceCfg(
+                name=f"hull_{k}",
+                body_name="module",
+                normal_body=n,
+                center_of_pressure_body=tuple(radius * c for c in n),
+                area=facet,
+                drag_coeff=CD,
+                srp_coeff=1.5,
+            )
+        )
     beta = math.acos(1.0 / math.sqrt(3.0))
     cmgs = []
     for k in range(4):
         phi = k * math.pi / 2.0
         gimbal = (math.cos(beta), math.sin(beta) * math.cos(phi), math.sin(beta) * math.sin(phi))
-        cmgs.append(ControlMomentGyroCfg(
-            name=f"cmg_{k}", body_name="module", gimbal_axis_body=gimbal,
-            spin_axis_body=(0.0, -math.sin(phi), math.cos(phi)), rotor_momentum=300.0,
-            max_rate=0.2))
+        cmgs.append(
+            ControlMomentGyroCfg(
+                name=f"cmg_{k}",
+                body_name="module",
+                gimbal_axis_body=gimbal,
+                spin_axis_body=(0.0, -math.sin(phi), math.cos(phi)),
+                rotor_momentum=300.0,
+                max_rate=0.2,
+            )
+        )
     return ElementSet(surfaces=surfaces, dipoles=_dipole("module", (3.0, -2.0, 3.5)), cmgs=cmgs)
 
 
@@ -241,21 +313,27 @@ def arm_bus_elements() -> ElementSet:
     return ElementSet(
         surfaces=_box_faces("bus", (0.3, 0.3, 0.3), cells=("face_pz",)),
         dipoles=_dipole("bus", (0.1, 0.1, -0.15)),
-        wheels=_wheels("bus", 1.0e-3, 600.0, 0.02))
+        wheels=_wheels("bus", 1.0e-3, 600.0, 0.02),
+    )
 
 
 def solar_array_sat_elements() -> ElementSet:
     """Solar-array satellite: 6 bus faces + both sides of each array (cells face +x when
     deployed), 0.5 A m^2 residual, 3 x 10 A m^2 rods, 3 wheels of 2.5e-3 kg m^2."""
     # Each array body's COM is its panel's mid-plane centre: cop offsets are +-15 mm.
-    arrays = [surface for side, sign in (("left", 1.0), ("right", -1.0))
-              for surface in _panel(f"array_{side}", f"array_{side}", (0.0, 0.0, 0.0),
-                                    (0.0, sign, 0.0), 1.1 * 0.9, 0.015)]
+    arrays = [
+        surface
+        for side, sign in (("left", 1.0), ("right", -1.0))
+        for surface in _panel(
+            f"array_{side}", f"array_{side}", (0.0, 0.0, 0.0), (0.0, sign, 0.0), 1.1 * 0.9, 0.015
+        )
+    ]
     return ElementSet(
         surfaces=_box_faces("bus", (0.6, 0.4, 0.5)) + arrays,
         dipoles=_dipole("bus", (0.3, -0.25, 0.3)),
         magnetorquers=_magnetorquers("bus", 10.0),
-        wheels=_wheels("bus", 2.5e-3, 600.0, 0.05))
+        wheels=_wheels("bus", 2.5e-3, 600.0, 0.05),
+    )
 
 
 ELEMENTS: dict[str, Callable[[], ElementSet]] = {

@@ -34,8 +34,9 @@ def _check_name(kind: str, name: str) -> None:
         raise ValueError(f"{kind} name {name!r} must be non-empty and contain no '/'")
 
 
-def assemble(entities: dict[str, EntityCfg], markers: dict[str, MarkerCfg],
-             timestep_s: float) -> CompiledScene:
+def assemble(
+    entities: dict[str, EntityCfg], markers: dict[str, MarkerCfg], timestep_s: float
+) -> CompiledScene:
     """Attach every entity under its prefix and add the markers as mocap bodies."""
     if not entities:
         raise ValueError("a scene needs at least one entity")
@@ -71,8 +72,9 @@ def _add_viewer(root: mujoco.MjSpec, distance_m: float = 6.0) -> None:
     root.worldbody.add_camera(name="viewer", pos=eye, xyaxes=[*right, *up], fovy=50.0)
 
 
-def _merge_elements(entity: str, elements: ElementSet,
-                    merged: ElementSet) -> dict[str, dict[str, int]]:
+def _merge_elements(
+    entity: str, elements: ElementSet, merged: ElementSet
+) -> dict[str, dict[str, int]]:
     """Append an entity's elements with prefixed names and bodies; return their indices."""
     index: dict[str, dict[str, int]] = {}
     for kind, items in vars(elements).items():

@@ -37,8 +37,7 @@ def load_mjcf(mjcf: str, owner: str) -> mujoco.MjSpec:
         try:
             path = asset_path(mjcf)
         except ValueError as error:
-            raise ValueError(f"{owner}: mjcf '{mjcf}' is neither XML nor a file; {error}") \
-                from None
+            raise ValueError(f"{owner}: mjcf '{mjcf}' is neither XML nor a file; {error}") from None
     return mujoco.MjSpec.from_file(str(path))
 
 
@@ -95,21 +94,30 @@ class MarkerCfg:
 
     def add_to(self, worldbody: mujoco.MjsBody, name: str) -> None:
         """Add the marker as a mocap body named `marker/<name>`."""
-        body = worldbody.add_body(name=f"marker/{name}", mocap=True, pos=self.pos_m,
-                                  quat=self.quat)
+        body = worldbody.add_body(name=f"marker/{name}", mocap=True, pos=self.pos_m, quat=self.quat)
         visual = {"contype": 0, "conaffinity": 0, "group": self.group, "mass": 0.0}
         if self.shape == "frame":
             length, radius = (*self.size_m, 0.01)[:2] if len(self.size_m) else (0.1, 0.01)
-            for axis, rgba in zip(np.eye(3), ((1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)),
-                                  strict=True):
-                body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[radius, 0, 0],
-                              fromto=[0, 0, 0, *(length * axis)], rgba=rgba, **visual)
+            for axis, rgba in zip(
+                np.eye(3), ((1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1)), strict=True
+            ):
+                body.add_geom(
+                    type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                    size=[radius, 0, 0],
+                    fromto=[0, 0, 0, *(length * axis)],
+                    rgba=rgba,
+                    **visual,
+                )
             return
-        kinds = {"sphere": mujoco.mjtGeom.mjGEOM_SPHERE, "box": mujoco.mjtGeom.mjGEOM_BOX,
-                 "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
-                 "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER}
+        kinds = {
+            "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+            "box": mujoco.mjtGeom.mjGEOM_BOX,
+            "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
+            "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+        }
         if self.shape not in kinds:
-            raise ValueError(f"marker '{name}': shape must be one of {[*kinds, 'frame']}, "
-                             f"got {self.shape!r}")
+            raise ValueError(
+                f"marker '{name}': shape must be one of {[*kinds, 'frame']}, got {self.shape!r}"
+            )
         size = [*self.size_m, 0.0, 0.0][:3]
         body.add_geom(type=kinds[self.shape], size=size, rgba=self.rgba, **visual)

@@ -21,8 +21,9 @@ class EntityHandle:
         self.root_body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, root_body_name)
         self.body_ids = [b for b in range(1, m.nbody) if m.body(b).name.startswith(f"{name}/")]
         jnt = m.body_jntadr[self.root_body]
-        self.free = bool(m.body_jntnum[self.root_body] >= 1 and
-                         m.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_FREE)
+        self.free = bool(
+            m.body_jntnum[self.root_body] >= 1 and m.jnt_type[jnt] == mujoco.mjtJoint.mjJNT_FREE
+        )
         self.qpos_adr = int(m.jnt_qposadr[jnt]) if self.free else -1
         self.dof_adr = int(m.jnt_dofadr[jnt]) if self.free else -1
         self.mass_kg = float(np.sum(m.body_mass[self.body_ids]))
@@ -36,17 +37,27 @@ class EntityHandle:
         """Root position relative to the chief (m) and quaternion (w, x, y, z), live views."""
         self._require_free()
         qpos = self.scene.view.array("qpos")
-        return qpos[:, self.qpos_adr:self.qpos_adr + 3], qpos[:, self.qpos_adr + 3:
-                                                                self.qpos_adr + 7]
+        return qpos[:, self.qpos_adr : self.qpos_adr + 3], qpos[
+            :, self.qpos_adr + 3 : self.qpos_adr + 7
+        ]
 
     def root_velocity(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Root linear velocity (world axes, m/s) and angular velocity (body axes, rad/s)."""
         self._require_free()
         qvel = self.scene.view.array("qvel")
-        return qvel[:, self.dof_adr:self.dof_adr + 3], qvel[:, self.dof_adr + 3:self.dof_adr + 6]
+        return qvel[:, self.dof_adr : self.dof_adr + 3], qvel[
+            :, self.dof_adr + 3 : self.dof_adr + 6
+        ]
 
-    def set_root_state(self, worlds: torch.Tensor, pos_m=None, quat=None, lin_vel_mps=None,
-                       ang_vel_body=None, refresh: bool = True) -> None:
+    def set_root_state(
+        self,
+        worlds: torch.Tensor,
+        pos_m=None,
+        quat=None,
+        lin_vel_mps=None,
+        ang_vel_body=None,
+        refresh: bool = True,
+    ) -> None:
         """Write the root state of `worlds` (any subset of the four parts), then refresh
         the simulation's derived quantities and the sensors of those worlds (skip with
         `refresh=False` when the caller refreshes once after several edits, as the env's
@@ -61,16 +72,20 @@ class EntityHandle:
             self.scene.data.forward(_ids(worlds))
             self.scene.refresh_sensors(worlds)
 
-
     def equality_id(self, name: str) -> int:
         """Id of one of the entity's equality constraints (e.g. a latch), by its MJCF name."""
         m = self.scene.mj_model
         i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_EQUALITY, f"{self.name}/{name}")
         if i < 0:
-            own = [m.equality(k).name.removeprefix(f"{self.name}/") for k in range(m.neq)
-                   if m.equality(k).name.startswith(f"{self.name}/")]
-            raise ValueError(f"entity '{self.name}' has no equality constraint '{name}' "
-                             f"(it has: {', '.join(own) or 'none'})")
+            own = [
+                m.equality(k).name.removeprefix(f"{self.name}/")
+                for k in range(m.neq)
+                if m.equality(k).name.startswith(f"{self.name}/")
+            ]
+            raise ValueError(
+                f"entity '{self.name}' has no equality constraint '{name}' "
+                f"(it has: {', '.join(own) or 'none'})"
+            )
         return i
 
     def set_constraint_active(self, worlds: torch.Tensor, name: str, active: bool) -> None:
@@ -104,9 +119,11 @@ class MarkerHandle:
         view = self.scene.view
         if pos_m is not None:
             mpos = view.array("mocap_pos").view(view.num_worlds, -1, 3)
-            mpos[worlds, self.mocap_id] = torch.as_tensor(pos_m, dtype=mpos.dtype,
-                                                          device=mpos.device)
+            mpos[worlds, self.mocap_id] = torch.as_tensor(
+                pos_m, dtype=mpos.dtype, device=mpos.device
+            )
         if quat is not None:
             mquat = view.array("mocap_quat").view(view.num_worlds, -1, 4)
-            mquat[worlds, self.mocap_id] = torch.as_tensor(quat, dtype=mquat.dtype,
-                                                           device=mquat.device)
+            mquat[worlds, self.mocap_id] = torch.as_tensor(
+                quat, dtype=mquat.dtype, device=mquat.device
+            )

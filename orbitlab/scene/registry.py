@@ -21,16 +21,23 @@ from orbitlab.sensors.camera import Camera, CameraCfg
 if TYPE_CHECKING:
     from orbitlab.scene.scene import Scene
 
-ACTUATORS = {ThrusterGroupCfg: ThrusterGroup, ReactionWheelGroupCfg: ReactionWheelGroup,
-             MagnetorquerGroupCfg: MagnetorquerGroup,
-             ControlMomentGyroGroupCfg: ControlMomentGyroGroup}
-SENSORS = {inertial.GyroCfg: inertial.Gyro, inertial.AccelerometerCfg: inertial.Accelerometer,
-           inertial.StarTrackerCfg: inertial.StarTracker,
-           inertial.MagnetometerCfg: inertial.Magnetometer,
-           inertial.SunSensorCfg: inertial.SunSensor, navigation.GnssCfg: navigation.Gnss,
-           navigation.RelativeNavCfg: navigation.RelativeNav,
-           navigation.RangeBearingCfg: navigation.RangeBearing,
-           navigation.DockingLatchCfg: navigation.DockingLatch}
+ACTUATORS = {
+    ThrusterGroupCfg: ThrusterGroup,
+    ReactionWheelGroupCfg: ReactionWheelGroup,
+    MagnetorquerGroupCfg: MagnetorquerGroup,
+    ControlMomentGyroGroupCfg: ControlMomentGyroGroup,
+}
+SENSORS = {
+    inertial.GyroCfg: inertial.Gyro,
+    inertial.AccelerometerCfg: inertial.Accelerometer,
+    inertial.StarTrackerCfg: inertial.StarTracker,
+    inertial.MagnetometerCfg: inertial.Magnetometer,
+    inertial.SunSensorCfg: inertial.SunSensor,
+    navigation.GnssCfg: navigation.Gnss,
+    navigation.RelativeNavCfg: navigation.RelativeNav,
+    navigation.RangeBearingCfg: navigation.RangeBearing,
+    navigation.DockingLatchCfg: navigation.DockingLatch,
+}
 TARGETED = (navigation.RelativeNavCfg, navigation.RangeBearingCfg, navigation.DockingLatchCfg)
 
 
@@ -54,8 +61,10 @@ def make_actuator(cfg, key: str, scene: Scene, entity: str, index: dict[str, dic
     selected = list(names) if cfg.elements is None else list(cfg.elements)
     missing = [n for n in selected if n not in names]
     if missing:
-        raise ValueError(f"actuator group '{key}': no {group_type.kind} named {missing} on "
-                         f"entity '{entity}' (it has: {', '.join(names) or 'none'})")
+        raise ValueError(
+            f"actuator group '{key}': no {group_type.kind} named {missing} on "
+            f"entity '{entity}' (it has: {', '.join(names) or 'none'})"
+        )
     if not selected:
         raise ValueError(f"actuator group '{key}': entity '{entity}' has no {group_type.kind}")
     return group_type(cfg, key, ctx, [names[n] for n in selected])
@@ -63,13 +72,18 @@ def make_actuator(cfg, key: str, scene: Scene, entity: str, index: dict[str, dic
 
 def _mujoco_actuators(cfg, key: str, scene: Scene, entity: str) -> list[int]:
     m = scene.mj_model
-    own = {m.actuator(i).name.removeprefix(f"{entity}/"): i for i in range(m.nu)
-           if m.actuator(i).name.startswith(f"{entity}/")}
+    own = {
+        m.actuator(i).name.removeprefix(f"{entity}/"): i
+        for i in range(m.nu)
+        if m.actuator(i).name.startswith(f"{entity}/")
+    }
     selected = list(own) if cfg.elements is None else list(cfg.elements)
     missing = [n for n in selected if n not in own]
     if missing or not selected:
-        raise ValueError(f"actuator group '{key}': no MJCF actuators named {missing or 'any'} "
-                         f"on entity '{entity}' (it has: {', '.join(own) or 'none'})")
+        raise ValueError(
+            f"actuator group '{key}': no MJCF actuators named {missing or 'any'} "
+            f"on entity '{entity}' (it has: {', '.join(own) or 'none'})"
+        )
     return [own[n] for n in selected]
 
 

@@ -71,8 +71,9 @@ class Scene:
         if int(cfg.num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {cfg.num_envs}")
         if any(vars(cfg.orbit.elements).values()):
-            raise ValueError("SceneCfg.orbit.elements must be empty: declare elements on "
-                             "the entities")
+            raise ValueError(
+                "SceneCfg.orbit.elements must be empty: declare elements on the entities"
+            )
         self.cfg = cfg
         compiled = assemble(cfg.entities, cfg.markers, cfg.timestep_s)
         spec = SimSpec.from_mj_spec(compiled.mj_spec)
@@ -80,9 +81,13 @@ class Scene:
         spec.integrator = cfg.integrator
         self.model = spec.compile(timestep=cfg.timestep_s)
         self.mj_model = self.model.mj_model
-        self.data = self.model.make_data(nworld=cfg.num_envs, orbit=cfg.orbit_init,
-                                         nthread=cfg.nthread, backend=cfg.backend,
-                                         device=cfg.device)
+        self.data = self.model.make_data(
+            nworld=cfg.num_envs,
+            orbit=cfg.orbit_init,
+            nthread=cfg.nthread,
+            backend=cfg.backend,
+            device=cfg.device,
+        )
         self.num_envs = int(cfg.num_envs)
         self.view = SimView(self.data)
         self.device = self.view.device
@@ -95,8 +100,9 @@ class Scene:
 
             torch.cuda.set_stream(wp.stream_to_torch(wp.get_stream(str(self.device))))
         self.actuator_context = ActuatorContext(self.view)
-        self.entities = {name: EntityHandle(name, compiled.roots[name], self)
-                         for name in cfg.entities}
+        self.entities = {
+            name: EntityHandle(name, compiled.roots[name], self) for name in cfg.entities
+        }
         self.markers = {name: MarkerHandle(name, self) for name in cfg.markers}
         self.actuators: dict[str, ActuatorGroup] = {}
         self.sensors: dict[str, Sensor] = {}
@@ -106,8 +112,9 @@ class Scene:
         self.all_worlds = torch.arange(self.num_envs, device=self.device)
         self.reset()
 
-    def _build_entity(self, name: str, entity: SpacecraftCfg,
-                      index: dict[str, dict[str, int]]) -> None:
+    def _build_entity(
+        self, name: str, entity: SpacecraftCfg, index: dict[str, dict[str, int]]
+    ) -> None:
         for group_name, group_cfg in entity.actuators.items():
             key = f"{name}/{group_name}"
             self.actuators[key] = make_actuator(group_cfg, key, self, name, index)
@@ -135,17 +142,23 @@ class Scene:
             for sensor in self.sensors.values():
                 sensor.update()
 
-    def reset(self, worlds: torch.Tensor | None = None,
-              orbit: OrbitInit | list[OrbitInit] | None = None) -> None:
+    def reset(
+        self, worlds: torch.Tensor | None = None, orbit: OrbitInit | list[OrbitInit] | None = None
+    ) -> None:
         """Reset `worlds` (default all): state, chief orbit, actuators, sensors, markers."""
-        worlds = self.all_worlds if worlds is None else torch.as_tensor(
-            worlds, dtype=torch.long, device=self.device)
+        worlds = (
+            self.all_worlds
+            if worlds is None
+            else torch.as_tensor(worlds, dtype=torch.long, device=self.device)
+        )
         if worlds.numel() == 0:
             return
         worlds = torch.unique(worlds)  # sorted, once each (as MuJoCo's batch reset needs)
         if int(worlds[0]) < 0 or int(worlds[-1]) >= self.num_envs:
-            raise ValueError(f"world ids must be in [0, {self.num_envs}), got "
-                             f"{worlds.min().item()}..{worlds.max().item()}")
+            raise ValueError(
+                f"world ids must be in [0, {self.num_envs}), got "
+                f"{worlds.min().item()}..{worlds.max().item()}"
+            )
         ids = worlds.cpu().numpy()
         self.data.reset(ids, orbit=orbit if orbit is not None else self.cfg.orbit_init)
         view = self.view
@@ -176,13 +189,21 @@ class Scene:
     def _id(self, kind: str, name: str) -> int:
         import mujoco
 
-        obj = {"body": mujoco.mjtObj.mjOBJ_BODY, "site": mujoco.mjtObj.mjOBJ_SITE,
-               "camera": mujoco.mjtObj.mjOBJ_CAMERA}[kind]
+        obj = {
+            "body": mujoco.mjtObj.mjOBJ_BODY,
+            "site": mujoco.mjtObj.mjOBJ_SITE,
+            "camera": mujoco.mjtObj.mjOBJ_CAMERA,
+        }[kind]
         i = mujoco.mj_name2id(self.mj_model, obj, name)
         if i < 0:
-            count = {"body": self.mj_model.nbody, "site": self.mj_model.nsite,
-                     "camera": self.mj_model.ncam}[kind]
+            count = {
+                "body": self.mj_model.nbody,
+                "site": self.mj_model.nsite,
+                "camera": self.mj_model.ncam,
+            }[kind]
             known = [mujoco.mj_id2name(self.mj_model, obj, k) for k in range(count)]
-            raise ValueError(f"no {kind} named '{name}' in the scene (known: "
-                             f"{', '.join(str(k) for k in known if k)})")
+            raise ValueError(
+                f"no {kind} named '{name}' in the scene (known: "
+                f"{', '.join(str(k) for k in known if k)})"
+            )
         return i

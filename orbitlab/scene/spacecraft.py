@@ -30,20 +30,29 @@ def attitude_sensors(star_tracker_period_s: float = 0.1) -> dict[str, SensorCfg]
     return {
         "gyro": GyroCfg(site="imu", std=1e-4, bias_std=2e-5, bias_walk_std=1e-6),
         "magnetometer": MagnetometerCfg(site="imu", period_s=0.1, std=1e-7),
-        "sun_sensor": SunSensorCfg(site="sun_sensor", period_s=0.1, std=2e-3,
-                                   fov_half_angle_rad=1.05),
-        "star_tracker": StarTrackerCfg(site="star_tracker", period_s=star_tracker_period_s,
-                                       std=(5 * ARCSEC, 5 * ARCSEC, 40 * ARCSEC)),
+        "sun_sensor": SunSensorCfg(
+            site="sun_sensor", period_s=0.1, std=2e-3, fov_half_angle_rad=1.05
+        ),
+        "star_tracker": StarTrackerCfg(
+            site="star_tracker",
+            period_s=star_tracker_period_s,
+            std=(5 * ARCSEC, 5 * ARCSEC, 40 * ARCSEC),
+        ),
         "gnss": GnssCfg(site="gnss", period_s=1.0, std=(3.0,) * 3 + (0.05,) * 3),
     }
 
 
 def _cubesat(asset: str, pos_m: Vec3) -> SpacecraftCfg:
     return SpacecraftCfg(
-        mjcf=asset, pos_m=pos_m, elements=catalog.asset_elements(asset),
-        actuators={"wheels": ReactionWheelGroupCfg(time_constant_s=0.02, viscous_nms=1e-8),
-                   "mtq": MagnetorquerGroupCfg(time_constant_s=0.01)},
-        sensors=attitude_sensors())
+        mjcf=asset,
+        pos_m=pos_m,
+        elements=catalog.asset_elements(asset),
+        actuators={
+            "wheels": ReactionWheelGroupCfg(time_constant_s=0.02, viscous_nms=1e-8),
+            "mtq": MagnetorquerGroupCfg(time_constant_s=0.01),
+        },
+        sensors=attitude_sensors(),
+    )
 
 
 def cubesat_3u(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
@@ -59,56 +68,83 @@ def cubesat_6u(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
 def formation_flyer(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
     """The formation free-flyer: 17.8 kg, 12 x 1.5 N thrusters on 10 Hz PWM (1 ms minimum)."""
     return SpacecraftCfg(
-        mjcf="formation_flyer", pos_m=pos_m, elements=catalog.formation_flyer_elements(),
+        mjcf="formation_flyer",
+        pos_m=pos_m,
+        elements=catalog.formation_flyer_elements(),
         actuators={"rcs": ThrusterGroupCfg(pwm_period_s=0.1, min_on_time_s=0.001)},
-        sensors={"gyro": GyroCfg(site="imu", std=1e-4),
-                 "star_tracker": StarTrackerCfg(site="star_tracker", period_s=0.1,
-                                                std=10 * ARCSEC),
-                 "gnss": GnssCfg(site="gnss", period_s=1.0, std=(3.0,) * 3 + (0.05,) * 3)})
+        sensors={
+            "gyro": GyroCfg(site="imu", std=1e-4),
+            "star_tracker": StarTrackerCfg(site="star_tracker", period_s=0.1, std=10 * ARCSEC),
+            "gnss": GnssCfg(site="gnss", period_s=1.0, std=(3.0,) * 3 + (0.05,) * 3),
+        },
+    )
 
 
-def docking_chaser(target: str = "target", pos_m: Vec3 = (20.0, 0.0, 0.0),
-                   quat: Quat = (0.0, 0.0, 0.0, 1.0)) -> SpacecraftCfg:
+def docking_chaser(
+    target: str = "target", pos_m: Vec3 = (20.0, 0.0, 0.0), quat: Quat = (0.0, 0.0, 0.0, 1.0)
+) -> SpacecraftCfg:
     """Docking chaser: 16 x 22 N RCS (10 Hz PWM), three wheels, relative navigation to the
     target's port and a docking latch sensor on its probe. By default it waits 20 m out
     on +x, turned to face a target at the origin whose port looks along +x."""
     sensors = attitude_sensors()
-    sensors["relative_nav"] = RelativeNavCfg(site="imu", target=target,
-                                             target_site=f"{target}/port", period_s=0.1,
-                                             std=(0.005,) * 3 + (0.001,) * 3 + (0.002,) * 3,
-                                             range_noise_per_m=0.01)
-    sensors["latch"] = DockingLatchCfg(site="probe_tip", target=target,
-                                       target_site=f"{target}/port")
+    sensors["relative_nav"] = RelativeNavCfg(
+        site="imu",
+        target=target,
+        target_site=f"{target}/port",
+        period_s=0.1,
+        std=(0.005,) * 3 + (0.001,) * 3 + (0.002,) * 3,
+        range_noise_per_m=0.01,
+    )
+    sensors["latch"] = DockingLatchCfg(
+        site="probe_tip", target=target, target_site=f"{target}/port"
+    )
     return SpacecraftCfg(
-        mjcf="docking_chaser", pos_m=pos_m, quat=quat, elements=catalog.docking_chaser_elements(),
-        actuators={"rcs": ThrusterGroupCfg(pwm_period_s=0.1, min_on_time_s=0.01),
-                   "wheels": ReactionWheelGroupCfg(time_constant_s=0.05)},
-        sensors=sensors)
+        mjcf="docking_chaser",
+        pos_m=pos_m,
+        quat=quat,
+        elements=catalog.docking_chaser_elements(),
+        actuators={
+            "rcs": ThrusterGroupCfg(pwm_period_s=0.1, min_on_time_s=0.01),
+            "wheels": ReactionWheelGroupCfg(time_constant_s=0.05),
+        },
+        sensors=sensors,
+    )
 
 
 def docking_target(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> PassiveObjectCfg:
     """Docking target with a port on +x (the port site's +z points out of the port)."""
-    return PassiveObjectCfg(mjcf="docking_target", pos_m=pos_m,
-                            elements=catalog.docking_target_elements())
+    return PassiveObjectCfg(
+        mjcf="docking_target", pos_m=pos_m, elements=catalog.docking_target_elements()
+    )
 
 
 def station_module(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
     """ISS-like module (18 t) held by four CMGs; a large target for proximity operations."""
-    return SpacecraftCfg(mjcf="station_module", pos_m=pos_m,
-                         elements=catalog.station_module_elements(),
-                         actuators={"cmgs": ControlMomentGyroGroupCfg()})
+    return SpacecraftCfg(
+        mjcf="station_module",
+        pos_m=pos_m,
+        elements=catalog.station_module_elements(),
+        actuators={"cmgs": ControlMomentGyroGroupCfg()},
+    )
 
 
 def arm_bus(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
     """A small bus with a 6-joint arm and a gripper driven by MuJoCo position servos."""
-    return SpacecraftCfg(mjcf="arm_bus", pos_m=pos_m, elements=catalog.arm_bus_elements(),
-                         actuators={"arm": MujocoActuatorGroupCfg()},
-                         sensors={"gyro": GyroCfg(site="imu", std=1e-4)})
+    return SpacecraftCfg(
+        mjcf="arm_bus",
+        pos_m=pos_m,
+        elements=catalog.arm_bus_elements(),
+        actuators={"arm": MujocoActuatorGroupCfg()},
+        sensors={"gyro": GyroCfg(site="imu", std=1e-4)},
+    )
 
 
 def solar_array_sat(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
     """A satellite whose hinged arrays are latched stowed until
     `scene.entities[name].set_constraint_active(worlds, 'latch_left', False)`."""
-    return SpacecraftCfg(mjcf="solar_array_sat", pos_m=pos_m,
-                         elements=catalog.solar_array_sat_elements(),
-                         sensors={"gyro": GyroCfg(site="imu", std=1e-4)})
+    return SpacecraftCfg(
+        mjcf="solar_array_sat",
+        pos_m=pos_m,
+        elements=catalog.solar_array_sat_elements(),
+        sensors={"gyro": GyroCfg(site="imu", std=1e-4)},
+    )

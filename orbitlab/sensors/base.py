@@ -58,8 +58,10 @@ class SensorCfg:
 def _steps(value_s: float, dt: float, owner: str, field_name: str) -> int:
     steps = value_s / dt
     if not (math.isfinite(value_s) and value_s >= 0.0) or abs(steps - round(steps)) > 1e-6:
-        raise ValueError(f"{owner}: {field_name} = {value_s} s must be >= 0 and a whole "
-                         f"number of physics steps of {dt} s")
+        raise ValueError(
+            f"{owner}: {field_name} = {value_s} s must be >= 0 and a whole "
+            f"number of physics steps of {dt} s"
+        )
     return round(steps)
 
 
@@ -87,8 +89,9 @@ class Sensor:
     noisy: ClassVar[slice] = slice(None)
     """Components that receive noise and bias (e.g. not a validity flag)."""
 
-    def __init__(self, cfg: SensorCfg, name: str, view: SimView, body_id: int, stream: int,
-                 site_id: int = -1):
+    def __init__(
+        self, cfg: SensorCfg, name: str, view: SimView, body_id: int, stream: int, site_id: int = -1
+    ):
         self.cfg, self.name, self.view, self.body = cfg, name, view, int(body_id)
         self.stream = stream
         self.mount_rotation, self.mount_pos = _mount(view, self.body, site_id)
@@ -100,8 +103,11 @@ class Sensor:
         self.bias = self._per_component(cfg.bias, "bias")
         self.bias_std = self._per_component(cfg.bias_std, "bias_std")
         self.walk_std = self._per_component(cfg.bias_walk_std, "bias_walk_std")
-        for field_name, value in (("std", self.std), ("bias_std", self.bias_std),
-                                  ("bias_walk_std", self.walk_std)):
+        for field_name, value in (
+            ("std", self.std),
+            ("bias_std", self.bias_std),
+            ("bias_walk_std", self.walk_std),
+        ):
             if (value < 0).any():
                 raise ValueError(f"{owner}: {field_name} must be >= 0, got {value.tolist()}")
         self.value = torch.zeros((n, self.dim), **kw)
@@ -125,8 +131,10 @@ class Sensor:
         if t.numel() == 1:
             return t.expand(self.noise_dim).clone()
         if t.numel() != self.noise_dim:
-            raise ValueError(f"sensor '{self.name}': {field_name} needs 1 or {self.noise_dim} "
-                             f"values, got {t.numel()}")
+            raise ValueError(
+                f"sensor '{self.name}': {field_name} needs 1 or {self.noise_dim} "
+                f"values, got {t.numel()}"
+            )
         return t
 
     # ------------------------------------------------------------- helpers
@@ -138,8 +146,9 @@ class Sensor:
         """Sensor origin relative to the chief, world axes, m, (num_worlds, 3)."""
         frames = self.view.frames()
         Q = frames["Q"][:, self.body]
-        ipos = torch.as_tensor(self.view.mj_model.body_ipos[self.body], dtype=torch.float64,
-                               device=self.view.device)
+        ipos = torch.as_tensor(
+            self.view.mj_model.body_ipos[self.body], dtype=torch.float64, device=self.view.device
+        )
         return frames["com"][:, self.body] + (Q @ (self.mount_pos - ipos)[:, None])[..., 0]
 
     # ----------------------------------------------------------- subclasses
@@ -164,8 +173,7 @@ class Sensor:
             self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
         total = self.bias + self.world_bias[worlds]
         if self._has_white:
-            total = total + self.std * gaussian(seed, 2 * self.stream, ids, ep, k,
-                                                self.noise_dim)
+            total = total + self.std * gaussian(seed, 2 * self.stream, ids, ep, k, self.noise_dim)
         return total
 
     def _sample(self, worlds: torch.Tensor | slice, walk: bool = True) -> None:
@@ -181,8 +189,14 @@ class Sensor:
         self.world_bias[worlds] = 0.0
         if bool((self.bias_std > 0).any()):
             ep = self.view.episode[worlds]
-            draw = gaussian(self.cfg.seed, 2 * self.stream + 1, worlds, ep,
-                            torch.full_like(worlds, -1), self.noise_dim)
+            draw = gaussian(
+                self.cfg.seed,
+                2 * self.stream + 1,
+                worlds,
+                ep,
+                torch.full_like(worlds, -1),
+                self.noise_dim,
+            )
             self.world_bias[worlds] = self.bias_std * draw
         self._sample(worlds, walk=False)  # the walk starts from the reset
         self.delay.reset(worlds, self.held[worlds])

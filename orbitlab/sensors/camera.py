@@ -47,17 +47,26 @@ class Camera:
             raise ValueError(f"{owner}: camera latency is not modelled; set latency_s = 0")
         self.cfg, self.name, self.view = cfg, name, view
         self.period_steps = max(1, _steps(cfg.period_s, view.dt, owner, "period_s"))
-        self.renderer = CameraRenderer(view.data, camera, cfg.width, cfg.height, rgb=cfg.rgb,
-                                       depth=cfg.depth, engine=cfg.engine)
+        self.renderer = CameraRenderer(
+            view.data,
+            camera,
+            cfg.width,
+            cfg.height,
+            rgb=cfg.rgb,
+            depth=cfg.depth,
+            engine=cfg.engine,
+        )
         n, device = view.num_worlds, view.device
         self.value: dict[str, torch.Tensor] = {}
         """The held images by kind ('rgb', 'depth')."""
         if cfg.rgb:
-            self.value["rgb"] = torch.zeros((n, cfg.height, cfg.width, 3), dtype=torch.uint8,
-                                            device=device)
+            self.value["rgb"] = torch.zeros(
+                (n, cfg.height, cfg.width, 3), dtype=torch.uint8, device=device
+            )
         if cfg.depth:
-            self.value["depth"] = torch.zeros((n, cfg.height, cfg.width), dtype=torch.float32,
-                                              device=device)
+            self.value["depth"] = torch.zeros(
+                (n, cfg.height, cfg.width), dtype=torch.float32, device=device
+            )
         self.samples = torch.zeros(n, dtype=torch.long, device=device)
 
     def _sample(self, worlds: torch.Tensor) -> None:

@@ -36,9 +36,14 @@ class Gyro(Sensor):
 
 
 @wp.kernel
-def _gravity_difference_kernel(body: CentralBody, use_j2: int, R: wp.array(dtype=wp.vec3d),
-                               com: wp.array2d(dtype=wp.vec3d), bodies: wp.array(dtype=int),
-                               out: wp.array2d(dtype=wp.vec3d)):
+def _gravity_difference_kernel(
+    body: CentralBody,
+    use_j2: int,
+    R: wp.array(dtype=wp.vec3d),
+    com: wp.array2d(dtype=wp.vec3d),
+    bodies: wp.array(dtype=int),
+    out: wp.array2d(dtype=wp.vec3d),
+):
     """g(R + r_b) - g(R) at each listed body's COM r_b (m), in m/s^2."""
     w, k = wp.tid()
     delta = wp.float64(1.0e-3) * com[w, bodies[k]]
@@ -62,10 +67,11 @@ class Accelerometer(Sensor):
         super().__init__(cfg, name, view, body_id, stream, site_id)
         m = view.mj_model
         jnt = m.body_jntadr[self.body]
-        if m.body_parentid[self.body] != 0 or m.body_jntnum[self.body] != 1 or \
-                m.jnt_type[jnt] != 0:
-            raise ValueError(f"sensor '{name}': an accelerometer needs a free root body, "
-                             f"'{m.body(self.body).name}' is not one")
+        if m.body_parentid[self.body] != 0 or m.body_jntnum[self.body] != 1 or m.jnt_type[jnt] != 0:
+            raise ValueError(
+                f"sensor '{name}': an accelerometer needs a free root body, "
+                f"'{m.body(self.body).name}' is not one"
+            )
         self.dof = int(m.jnt_dofadr[jnt])
         data = view.data
         self._device = data.device
@@ -77,20 +83,33 @@ class Accelerometer(Sensor):
         view, data = self.view, self.view.data
         frames = view.frames()
         frames_wp = data.body_frames()
-        wp.launch(_gravity_difference_kernel, dim=(view.num_worlds, 1),
-                  inputs=[data.model.central_body, int(data.model.orbit.use_j2),
-                          data._arrays["R"], frames_wp.com, self._bodies],
-                  outputs=[self._out], device=self._device)
+        wp.launch(
+            _gravity_difference_kernel,
+            dim=(view.num_worlds, 1),
+            inputs=[
+                data.model.central_body,
+                int(data.model.orbit.use_j2),
+                data._arrays["R"],
+                frames_wp.com,
+                self._bodies,
+            ],
+            outputs=[self._out],
+            device=self._device,
+        )
         qacc = view.array("qacc").to(torch.float64)
-        lin, ang = qacc[:, self.dof:self.dof + 3], qacc[:, self.dof + 3:self.dof + 6]
+        lin, ang = qacc[:, self.dof : self.dof + 3], qacc[:, self.dof + 3 : self.dof + 6]
         Q = frames["Q"][:, self.body]
-        ipos = torch.as_tensor(view.mj_model.body_ipos[self.body], dtype=torch.float64,
-                               device=view.device)
+        ipos = torch.as_tensor(
+            view.mj_model.body_ipos[self.body], dtype=torch.float64, device=view.device
+        )
         c = (Q @ ipos[:, None])[..., 0]
         omega = frames["omega"][:, self.body]
         alpha = (Q @ ang[..., None])[..., 0]  # free-joint angular dofs are in body axes
-        a_com = lin + torch.cross(alpha, c, dim=-1) + torch.cross(
-            omega, torch.cross(omega, c, dim=-1), dim=-1)
+        a_com = (
+            lin
+            + torch.cross(alpha, c, dim=-1)
+            + torch.cross(omega, torch.cross(omega, c, dim=-1), dim=-1)
+        )
         specific = a_com + 1.0e3 * view.array("a_feedback") - self._out_torch[:, 0]
         return rotate_inverse(self.body_rotation(), specific)
 
@@ -123,8 +142,9 @@ class StarTracker(Sensor):
         return quat_from_matrix(self.view.body_rotation(self.body))
 
     def measure(self, truth, noise, worlds):
-        error = quat_multiply(self.misalignment.expand(len(worlds), 4),
-                              quat_from_rotation_vector(noise))
+        error = quat_multiply(
+            self.misalignment.expand(len(worlds), 4), quat_from_rotation_vector(noise)
+        )
         return canonical(quat_multiply(truth, error))
 
 

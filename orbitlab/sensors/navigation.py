@@ -36,15 +36,26 @@ class Gnss(Sensor):
         r = self.position_world()
         omega = frames["omega"][:, self.body]
         v = frames["v_com"][:, self.body] + torch.cross(
-            omega, r - frames["com"][:, self.body], dim=-1)
+            omega, r - frames["com"][:, self.body], dim=-1
+        )
         return torch.cat([1.0e3 * view.array("R") + r, 1.0e3 * view.array("V") + v], -1)
 
 
 class _Targeted(Sensor):
     """A sensor that observes a point on another entity."""
 
-    def __init__(self, cfg, name, view, body_id, stream, site_id=-1, *, target_body: int,
-                 target_site: int = -1):
+    def __init__(
+        self,
+        cfg,
+        name,
+        view,
+        body_id,
+        stream,
+        site_id=-1,
+        *,
+        target_body: int,
+        target_site: int = -1,
+    ):
         super().__init__(cfg, name, view, body_id, stream, site_id)
         self.target = int(target_body)
         self.target_rotation, self.target_pos = _mount(view, self.target, target_site)
@@ -53,8 +64,9 @@ class _Targeted(Sensor):
         """Target point position (m), velocity (m/s) relative to the chief, and its axes."""
         frames = self.view.frames()
         Q = frames["Q"][:, self.target]
-        ipos = torch.as_tensor(self.view.mj_model.body_ipos[self.target], dtype=torch.float64,
-                               device=self.view.device)
+        ipos = torch.as_tensor(
+            self.view.mj_model.body_ipos[self.target], dtype=torch.float64, device=self.view.device
+        )
         arm = rotate(Q, (self.target_pos - ipos).expand(Q.shape[0], 3))
         omega = frames["omega"][:, self.target]
         pos = frames["com"][:, self.target] + arm
@@ -66,7 +78,8 @@ class _Targeted(Sensor):
         r = self.position_world()
         omega = frames["omega"][:, self.body]
         v = frames["v_com"][:, self.body] + torch.cross(
-            omega, r - frames["com"][:, self.body], dim=-1)
+            omega, r - frames["com"][:, self.body], dim=-1
+        )
         return r, v
 
 
@@ -141,7 +154,7 @@ class RangeBearing(_Targeted):
         az = torch.atan2(d[:, 1], d[:, 0])
         el = torch.asin((d[:, 2] / rng.clamp_min(1e-12)).clamp(-1.0, 1.0))
         off = torch.acos((d[:, 0] / rng.clamp_min(1e-12)).clamp(-1.0, 1.0))
-        valid = ((rng <= self.cfg.max_range_m) & (off <= self.cfg.fov_half_angle_rad))
+        valid = (rng <= self.cfg.max_range_m) & (off <= self.cfg.fov_half_angle_rad)
         valid = valid.to(d.dtype)[:, None]
         return torch.cat([torch.stack([rng, az, el], -1) * valid, valid], -1)
 
@@ -200,11 +213,16 @@ class DockingLatch(_Targeted):
         mis = torch.acos((-(axis_probe * axis_port).sum(-1)).clamp(-1.0, 1.0))
         cfg = self.cfg
         contact = dist <= cfg.contact_distance_m
-        latch_now = contact & (closing <= cfg.max_closing_speed_mps) & \
-            (lateral <= cfg.max_lateral_m) & (mis <= cfg.max_misalignment_rad)
+        latch_now = (
+            contact
+            & (closing <= cfg.max_closing_speed_mps)
+            & (lateral <= cfg.max_lateral_m)
+            & (mis <= cfg.max_misalignment_rad)
+        )
         self.latched |= latch_now
-        return torch.stack([contact.to(d.dtype), self.latched.to(d.dtype), dist, closing,
-                            lateral, mis], -1)
+        return torch.stack(
+            [contact.to(d.dtype), self.latched.to(d.dtype), dist, closing, lateral, mis], -1
+        )
 
     def reset(self, worlds):
         self.latched[worlds] = False

@@ -24,15 +24,23 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
     return x ^ (x >> 16)
 
 
-def _key(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
-         sample: torch.Tensor) -> torch.Tensor:
+def _key(
+    seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor, sample: torch.Tensor
+) -> torch.Tensor:
     h = _mix(world ^ ((seed * 0x9E3779B1 + stream * 0x85EBCA77) & _MASK))
     h = _mix(h ^ ((episode * 0x27D4EB2F) & _MASK))
     return _mix(h ^ (sample & _MASK))
 
 
-def gaussian(seed: int, stream: int, world: torch.Tensor, episode: torch.Tensor,
-             sample: torch.Tensor, dim: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def gaussian(
+    seed: int,
+    stream: int,
+    world: torch.Tensor,
+    episode: torch.Tensor,
+    sample: torch.Tensor,
+    dim: int,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     """Standard normal numbers of shape (len(world), dim).
 
     Args:
@@ -61,8 +69,9 @@ def _quantiles(device: torch.device) -> torch.Tensor:
     if key not in _TABLES:
         n = 1 << _TABLE_BITS
         p = (torch.arange(n, dtype=torch.float64) + 0.5) / n
-        _TABLES[key] = (math.sqrt(2.0) * torch.special.erfinv(2.0 * p - 1.0)).to(
-            torch.float32).to(device)
+        _TABLES[key] = (
+            (math.sqrt(2.0) * torch.special.erfinv(2.0 * p - 1.0)).to(torch.float32).to(device)
+        )
     return _TABLES[key]
 
 

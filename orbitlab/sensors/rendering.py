@@ -79,9 +79,11 @@ import warp as wp
 
 _DISABLED = ("disable", "disabled", "off", "false", "0")
 _GLFW_NAMES = ("enable", "enabled", "on", "true", "1", "glfw", "glx", "wgl")
-_GL_HELP = ("install an OpenGL backend (Debian/Ubuntu: 'apt-get install libegl1' for EGL "
-            "(GPU or Mesa), or 'apt-get install libosmesa6' for software OSMesa; PyOpenGL must "
-            "be installed), or set MUJOCO_GL=egl|osmesa (glfw needs a display)")
+_GL_HELP = (
+    "install an OpenGL backend (Debian/Ubuntu: 'apt-get install libegl1' for EGL "
+    "(GPU or Mesa), or 'apt-get install libosmesa6' for software OSMesa; PyOpenGL must "
+    "be installed), or set MUJOCO_GL=egl|osmesa (glfw needs a display)"
+)
 
 
 def gl_backends_to_try() -> list[str]:
@@ -106,8 +108,10 @@ def _make_gl_context(mj_model: mujoco.MjModel, width: int, height: int):
     requested = os.environ.get("MUJOCO_GL", "")
     backends = gl_backends_to_try()
     if not backends:
-        raise RuntimeError(f"OpenGL rendering is disabled (MUJOCO_GL={requested!r}); unset it "
-                           "or set MUJOCO_GL=egl|osmesa|glfw")
+        raise RuntimeError(
+            f"OpenGL rendering is disabled (MUJOCO_GL={requested!r}); unset it "
+            "or set MUJOCO_GL=egl|osmesa|glfw"
+        )
     failures = []
     for name in backends:
         platform_before = os.environ.get("PYOPENGL_PLATFORM")
@@ -128,8 +132,10 @@ def _make_gl_context(mj_model: mujoco.MjModel, width: int, height: int):
             if platform_before is None and "OpenGL" not in sys.modules:
                 os.environ.pop("PYOPENGL_PLATFORM", None)
     fix = _GL_HELP + ("; or unset MUJOCO_GL to try egl, then osmesa" if requested else "")
-    raise RuntimeError(f"could not create an OpenGL context for offscreen rendering "
-                       f"(MUJOCO_GL={requested!r}; tried {'; '.join(failures)}). To fix: {fix}.")
+    raise RuntimeError(
+        f"could not create an OpenGL context for offscreen rendering "
+        f"(MUJOCO_GL={requested!r}; tried {'; '.join(failures)}). To fix: {fix}."
+    )
 
 
 def _camera_names(mj_model: mujoco.MjModel) -> list[str]:
@@ -143,8 +149,15 @@ def _host(array) -> np.ndarray:
 class _OpenGLEngine:
     """MuJoCo's OpenGL renderer, one world after another (see the module doc)."""
 
-    def __init__(self, mj_model: mujoco.MjModel, camera_id: int, width: int, height: int,
-                 geom_groups: tuple[int, ...], shadows: bool):
+    def __init__(
+        self,
+        mj_model: mujoco.MjModel,
+        camera_id: int,
+        width: int,
+        height: int,
+        geom_groups: tuple[int, ...],
+        shadows: bool,
+    ):
         offwidth = mj_model.vis.global_.offwidth
         offheight = mj_model.vis.global_.offheight
         if width > offwidth or height > offheight:
@@ -153,7 +166,8 @@ class _OpenGLEngine:
                 f"{offwidth}x{offheight} (engine='opengl'). Raise it in the MJCF with "
                 f'<visual><global offwidth="{max(width, offwidth)}" '
                 f'offheight="{max(height, offheight)}"/></visual>, or set '
-                "model.mj_model.vis.global_.offwidth / .offheight before creating the renderer.")
+                "model.mj_model.vis.global_.offwidth / .offheight before creating the renderer."
+            )
         self.m = mj_model
         self.width, self.height = width, height
         # Without multisampling (offsamples 0) every pixel is one sample at its centre,
@@ -183,8 +197,14 @@ class _OpenGLEngine:
         self.near = float(mj_model.vis.map.znear * mj_model.stat.extent)
         self.far = float(mj_model.vis.map.zfar * mj_model.stat.extent)
 
-    def render(self, qpos: np.ndarray, mocap_pos: np.ndarray, mocap_quat: np.ndarray,
-               rgb: bool, depth: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def render(
+        self,
+        qpos: np.ndarray,
+        mocap_pos: np.ndarray,
+        mocap_quat: np.ndarray,
+        rgb: bool,
+        depth: bool,
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Images of the worlds whose states are the rows of qpos, mocap_pos, mocap_quat."""
         if self._mjr is None:
             raise RuntimeError("render() called after close()")
@@ -206,8 +226,9 @@ class _OpenGLEngine:
             mujoco.mj_camlight(m, sd)
             if m.nflex:
                 mujoco.mj_flex(m, sd)
-            mujoco.mjv_updateScene(m, sd, self._option, None, self._camera, self._catmask,
-                                   self._scene)
+            mujoco.mjv_updateScene(
+                m, sd, self._option, None, self._camera, self._catmask, self._scene
+            )
             mujoco.mjr_render(self._rect, self._scene, self._mjr)
             mujoco.mjr_readPixels(rgb_buffer, depth_buffer, self._rect, self._mjr)
             # OpenGL's rows run bottom-up; images run top-down.
@@ -271,18 +292,31 @@ def _gather_images(
 class _WarpEngine:
     """MuJoCo-Warp's batched ray-traced renderer (see the module doc)."""
 
-    def __init__(self, backend, camera: str, width: int, height: int, rgb: bool, depth: bool,
-                 geom_groups: tuple[int, ...], shadows: bool):
+    def __init__(
+        self,
+        backend,
+        camera: str,
+        width: int,
+        height: int,
+        rgb: bool,
+        depth: bool,
+        geom_groups: tuple[int, ...],
+        shadows: bool,
+    ):
         mjw = backend.mjw
-        missing = [name for name in ("create_render_context", "refit_bvh", "render")
-                   if not hasattr(mjw, name)]
+        missing = [
+            name
+            for name in ("create_render_context", "refit_bvh", "render")
+            if not hasattr(mjw, name)
+        ]
         if missing:
             version = getattr(mjw, "__version__", "unknown")
             raise NotImplementedError(
                 f"engine='warp' needs MuJoCo-Warp's batched renderer, but mujoco_warp "
                 f"{version} lacks {', '.join(missing)}. Upgrade mujoco-warp, or pass "
                 "engine='opengl' to render on the host with MuJoCo's OpenGL renderer "
-                "(qpos/mocap are copied from the device each call).")
+                "(qpos/mocap are copied from the device each call)."
+            )
         self.mjw = mjw
         self.backend = backend
         self.device = backend.device
@@ -291,9 +325,16 @@ class _WarpEngine:
         nworld = backend.nworld
         with wp.ScopedDevice(self.device):
             self.rc = mjw.create_render_context(
-                mj_model, nworld=nworld, cam_res=(width, height), render_rgb=rgb,
-                render_depth=depth, render_seg=False, cam_active=[camera],
-                enabled_geom_groups=list(geom_groups), use_shadows=shadows)
+                mj_model,
+                nworld=nworld,
+                cam_res=(width, height),
+                render_rgb=rgb,
+                render_depth=depth,
+                render_seg=False,
+                cam_active=[camera],
+                enabled_geom_groups=list(geom_groups),
+                use_shadows=shadows,
+            )
             # Rendering state: positions only, no contacts or constraints.
             self._scratch = mjw.make_data(mj_model, nworld=nworld, nconmax=1, njmax=1)
         self._rgb_adr = int(self.rc.rgb_adr.numpy()[0])
@@ -302,8 +343,9 @@ class _WarpEngine:
         self.far = float(self.rc.zfar)
         self._dummy_rgb = wp.zeros((1, 1, 1, 3), dtype=wp.uint8, device=self.device)
         self._dummy_depth = wp.zeros((1, 1, 1), dtype=wp.float32, device=self.device)
-        self._all_worlds = wp.array(np.arange(nworld, dtype=np.int32), dtype=wp.int32,
-                                     device=self.device)
+        self._all_worlds = wp.array(
+            np.arange(nworld, dtype=np.int32), dtype=wp.int32, device=self.device
+        )
 
     def render(self, worlds: np.ndarray | None, rgb: bool, depth: bool):
         if self.rc is None:
@@ -326,15 +368,25 @@ class _WarpEngine:
             else:
                 index = wp.array(worlds.astype(np.int32), dtype=wp.int32, device=self.device)
             count, h, w = index.shape[0], self.height, self.width
-            rgb_out = (wp.empty((count, h, w, 3), dtype=wp.uint8) if rgb else self._dummy_rgb)
-            depth_out = (wp.empty((count, h, w), dtype=wp.float32) if depth
-                         else self._dummy_depth)
-            wp.launch(_gather_images, dim=(count, h * w),
-                      inputs=[index, self.rc.rgb_data, self._rgb_adr, self.rc.depth_data,
-                              self._depth_adr, w, self.far, int(rgb), int(depth)],
-                      outputs=[rgb_out, depth_out])
-        return (wp.to_torch(rgb_out) if rgb else None,
-                wp.to_torch(depth_out) if depth else None)
+            rgb_out = wp.empty((count, h, w, 3), dtype=wp.uint8) if rgb else self._dummy_rgb
+            depth_out = wp.empty((count, h, w), dtype=wp.float32) if depth else self._dummy_depth
+            wp.launch(
+                _gather_images,
+                dim=(count, h * w),
+                inputs=[
+                    index,
+                    self.rc.rgb_data,
+                    self._rgb_adr,
+                    self.rc.depth_data,
+                    self._depth_adr,
+                    w,
+                    self.far,
+                    int(rgb),
+                    int(depth),
+                ],
+                outputs=[rgb_out, depth_out],
+            )
+        return (wp.to_torch(rgb_out) if rgb else None, wp.to_torch(depth_out) if depth else None)
 
     def close(self) -> None:
         self.rc = None
@@ -364,16 +416,31 @@ class CameraRenderer:
     device buffers.
     """
 
-    def __init__(self, data, camera: str, width: int, height: int, *, rgb: bool = True,
-                 depth: bool = True, engine: str | None = None,
-                 geom_groups: tuple[int, ...] = (0, 1, 2), shadows: bool = False):
+    def __init__(
+        self,
+        data,
+        camera: str,
+        width: int,
+        height: int,
+        *,
+        rgb: bool = True,
+        depth: bool = True,
+        engine: str | None = None,
+        geom_groups: tuple[int, ...] = (0, 1, 2),
+        shadows: bool = False,
+    ):
         mj_model = data.model.mj_model
         names = _camera_names(mj_model)
-        camera_id = (mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
-                     if isinstance(camera, str) else -1)
+        camera_id = (
+            mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+            if isinstance(camera, str)
+            else -1
+        )
         if camera_id < 0:
-            raise ValueError(f"unknown camera {camera!r}; the model's cameras: "
-                             f"{names if names else 'none (add a <camera> to the MJCF)'}")
+            raise ValueError(
+                f"unknown camera {camera!r}; the model's cameras: "
+                f"{names if names else 'none (add a <camera> to the MJCF)'}"
+            )
         for label, value in (("width", width), ("height", height)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
                 raise ValueError(f"{label} must be a positive integer, got {value!r}")
@@ -387,8 +454,10 @@ class CameraRenderer:
         if engine not in ("opengl", "warp"):
             raise ValueError(f"unknown engine {engine!r} (available: 'opengl', 'warp')")
         if engine == "warp" and not on_warp:
-            raise ValueError("engine='warp' needs a data made with backend='warp'; "
-                             "backend='cpu' renders with engine='opengl'")
+            raise ValueError(
+                "engine='warp' needs a data made with backend='warp'; "
+                "backend='cpu' renders with engine='opengl'"
+            )
         self.data = data
         self.camera = camera
         self.camera_id = int(camera_id)
@@ -398,18 +467,26 @@ class CameraRenderer:
         self._on_warp = on_warp
         self._torch_device = torch.device(wp.device_to_torch(data.device)) if on_warp else None
         if engine == "warp":
-            self._engine = _WarpEngine(data.backend, camera, self.width, self.height,
-                                       self.rgb, self.depth, groups, bool(shadows))
+            self._engine = _WarpEngine(
+                data.backend,
+                camera,
+                self.width,
+                self.height,
+                self.rgb,
+                self.depth,
+                groups,
+                bool(shadows),
+            )
         else:
-            self._engine = _OpenGLEngine(mj_model, self.camera_id, self.width, self.height,
-                                         groups, bool(shadows))
+            self._engine = _OpenGLEngine(
+                mj_model, self.camera_id, self.width, self.height, groups, bool(shadows)
+            )
         self.near: float = self._engine.near
         """Near clip distance, m (vis.map.znear * stat.extent)."""
         self.far: float = self._engine.far
         """Far clip distance, m: the depth of pixels that see nothing."""
         self.gl_backend: str | None = getattr(self._engine, "gl_backend", None)
         """The GL context backend in use ('egl', 'osmesa', 'glfw', ...); None for 'warp'."""
-
 
     def _world_ids(self, worlds) -> np.ndarray | None:
         if worlds is None:
@@ -433,8 +510,7 @@ class CameraRenderer:
         if self.engine == "warp":
             return self._engine.render(ids, self.rgb, self.depth)
         rows = slice(None) if ids is None else ids
-        state = [_host(self.data.bind(name))[rows]
-                 for name in ("qpos", "mocap_pos", "mocap_quat")]
+        state = [_host(self.data.bind(name))[rows] for name in ("qpos", "mocap_pos", "mocap_quat")]
         rgb, depth = self._engine.render(*state, rgb=self.rgb, depth=self.depth)
         out = tuple(None if image is None else torch.from_numpy(image) for image in (rgb, depth))
         if self._torch_device is not None:

@@ -9,18 +9,47 @@ def quat_from_matrix(Q: torch.Tensor) -> torch.Tensor:
     """Unit quaternions (..., 4) with w >= 0 from rotation matrices (..., 3, 3)."""
     m = Q
     trace = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
-    candidates = torch.stack([
-        torch.stack([1 + trace, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0],
-                     m[..., 1, 0] - m[..., 0, 1]], -1),
-        torch.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2],
-                     m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
-        torch.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0],
-                     1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2], m[..., 1, 2] + m[..., 2, 1]],
-                    -1),
-        torch.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0],
-                     m[..., 1, 2] + m[..., 2, 1], 1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2]],
-                    -1),
-    ], -2)
+    candidates = torch.stack(
+        [
+            torch.stack(
+                [
+                    1 + trace,
+                    m[..., 2, 1] - m[..., 1, 2],
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 1, 0] - m[..., 0, 1],
+                ],
+                -1,
+            ),
+            torch.stack(
+                [
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ],
+                -1,
+            ),
+            torch.stack(
+                [
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2],
+                    m[..., 1, 2] + m[..., 2, 1],
+                ],
+                -1,
+            ),
+            torch.stack(
+                [
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2],
+                ],
+                -1,
+            ),
+        ],
+        -2,
+    )
     # Pick the best-conditioned candidate (largest norm) per rotation.
     best = torch.linalg.vector_norm(candidates, dim=-1).argmax(-1)
     q = torch.gather(candidates, -2, best[..., None, None].expand(*best.shape, 1, 4))[..., 0, :]
@@ -36,10 +65,15 @@ def quat_multiply(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Hamilton product a (x) b of (..., 4) quaternions."""
     aw, ax, ay, az = a.unbind(-1)
     bw, bx, by, bz = b.unbind(-1)
-    return torch.stack([aw * bw - ax * bx - ay * by - az * bz,
-                        aw * bx + ax * bw + ay * bz - az * by,
-                        aw * by - ax * bz + ay * bw + az * bx,
-                        aw * bz + ax * by - ay * bx + az * bw], -1)
+    return torch.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        -1,
+    )
 
 
 def quat_from_rotation_vector(r: torch.Tensor) -> torch.Tensor:

@@ -13,9 +13,20 @@ vec3d = wp.vec3d
 
 
 @wp.func
-def advance_world(body: CentralBody, sw: Switches, el: Elements, state: WorldState, w: int,
-                  g_R: wp.vec3d, a_fb: wp.vec3d, use_j2: int, K: int, substeps: int, nrw: int,
-                  ncmg: int):
+def advance_world(
+    body: CentralBody,
+    sw: Switches,
+    el: Elements,
+    state: WorldState,
+    w: int,
+    g_R: wp.vec3d,
+    a_fb: wp.vec3d,
+    use_j2: int,
+    K: int,
+    substeps: int,
+    nrw: int,
+    ncmg: int,
+):
     """Advance the chief, the clock and the actuator states of world w by one timestep.
 
     g_R is the central gravity at the chief's current position (km/s^2), which the
@@ -48,14 +59,21 @@ def advance_world(body: CentralBody, sw: Switches, el: Elements, state: WorldSta
         k = k + 1
         if k == K:
             # Close the segment from its start with the time-averaged feedback.
-            R, V = rk4_propagate(body, use_j2, state.seg_R0[w], state.seg_V0[w],
-                                 state.seg_a_sum[w] / f64(K), T, 1)
+            R, V = rk4_propagate(
+                body, use_j2, state.seg_R0[w], state.seg_V0[w], state.seg_a_sum[w] / f64(K), T, 1
+            )
             state.R[w] = R
             state.V[w] = V
             k = 0
         else:
-            R, V = hermite_interpolate(state.seg_R0[w], state.seg_V0[w], state.seg_R1[w],
-                                       state.seg_V1[w], T, f64(k) / f64(K))
+            R, V = hermite_interpolate(
+                state.seg_R0[w],
+                state.seg_V0[w],
+                state.seg_R1[w],
+                state.seg_V1[w],
+                T,
+                f64(k) / f64(K),
+            )
             state.R[w] = R
             state.V[w] = V
         state.seg_k[w] = k
@@ -63,7 +81,12 @@ def advance_world(body: CentralBody, sw: Switches, el: Elements, state: WorldSta
     state.nstep[w] = n
     state.t[w] = state.t_anchor[w] + f64(n) * dt
     for i in range(nrw):
-        state.wheel_momentum[w, i] = state.wheel_momentum[w, i] + state.wheel_torque_applied[w, i] * dt
+        state.wheel_momentum[w, i] = (
+            state.wheel_momentum[w, i] + state.wheel_torque_applied[w, i] * dt
+        )
     for i in range(ncmg):
-        state.cmg_angle[w, i] = wp.clamp(state.cmg_angle[w, i] + state.cmg_rate_applied[w, i] * dt,
-                                         el.cmg_min_angle[i], el.cmg_max_angle[i])
+        state.cmg_angle[w, i] = wp.clamp(
+            state.cmg_angle[w, i] + state.cmg_rate_applied[w, i] * dt,
+            el.cmg_min_angle[i],
+            el.cmg_max_angle[i],
+        )

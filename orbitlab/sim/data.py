@@ -43,14 +43,31 @@ SPECIALIZE_MIN_WORLDS = 1024
 default (a few seconds once per distinct model, cached on disk; measured: ~20% less kernel
 time per world-step for the benchmark spacecraft)."""
 
-_WORLD_VECTORS = ("R", "V", "a_feedback", "a_chief", "seg_R0", "seg_V0", "seg_R1", "seg_V1", "seg_a_sum",
-                  "sun_eci", "mag_field_eci")
+_WORLD_VECTORS = (
+    "R",
+    "V",
+    "a_feedback",
+    "a_chief",
+    "seg_R0",
+    "seg_V0",
+    "seg_R1",
+    "seg_V1",
+    "seg_a_sum",
+    "sun_eci",
+    "mag_field_eci",
+)
 _WORLD_SCALARS = ("t", "t_anchor", "eclipse", "atm_density")
 # Actuator arrays: (field, element kind).
-ACTUATOR_ARRAYS = (("thruster_force", "thrusters"), ("wheel_torque", "wheels"),
-                   ("wheel_torque_applied", "wheels"), ("wheel_momentum", "wheels"),
-                   ("mtq_dipole", "magnetorquers"), ("cmg_rate", "cmgs"),
-                   ("cmg_rate_applied", "cmgs"), ("cmg_angle", "cmgs"))
+ACTUATOR_ARRAYS = (
+    ("thruster_force", "thrusters"),
+    ("wheel_torque", "wheels"),
+    ("wheel_torque_applied", "wheels"),
+    ("wheel_momentum", "wheels"),
+    ("mtq_dipole", "magnetorquers"),
+    ("cmg_rate", "cmgs"),
+    ("cmg_rate_applied", "cmgs"),
+    ("cmg_angle", "cmgs"),
+)
 
 
 def all_free_floating(m: mujoco.MjModel) -> bool:
@@ -82,21 +99,34 @@ class EnvView:
 class OrbitData:
     """State and buffers of `nworld` orbit-coupled worlds on one backend."""
 
-    def __init__(self, model, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                 nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0,
-                 device: str | None = None, specialize: bool | None = None, **backend_options):
+    def __init__(
+        self,
+        model,
+        nworld: int = 1,
+        orbit: OrbitInit | list[OrbitInit] | None = None,
+        nthread: int = 0,
+        backend: str = "cpu",
+        kernel_threads: int = 0,
+        device: str | None = None,
+        specialize: bool | None = None,
+        **backend_options,
+    ):
         if isinstance(nworld, bool) or not isinstance(nworld, (int, np.integer)):
-            raise ValueError(f"nworld must be an integer >= 1, got {nworld!r}")
+            raise ValueError(  # noqa: TRY004 (bad arguments are ValueErrors here)
+                f"nworld must be an integer >= 1, got {nworld!r}"
+            )
         if not 1 <= int(nworld) < 2**31:
             raise ValueError(f"nworld must be >= 1 and < 2**31, got {nworld}")
         self.model = model
         self.nworld = int(nworld)
-        self.specialize = (self.nworld >= SPECIALIZE_MIN_WORLDS if specialize is None
-                           else bool(specialize))
+        self.specialize = (
+            self.nworld >= SPECIALIZE_MIN_WORLDS if specialize is None else bool(specialize)
+        )
         """Whether the loads kernel is compiled for this model's layout (`KernelLayout`)."""
         self._kernel_threads = kernel_threads
-        self.backend = make_backend(backend, model.mj_model, self.nworld, nthread=nthread,
-                                    device=device, **backend_options)
+        self.backend = make_backend(
+            backend, model.mj_model, self.nworld, nthread=nthread, device=device, **backend_options
+        )
         self.device = self.backend.device
         self._arrays: dict[str, wp.array] = {}
         self._state = self._make_state()
@@ -106,22 +136,28 @@ class OrbitData:
         self._qfrc_user = self._alloc("qfrc_user", (self.nworld, model.mj_model.nv), wp.float64)
         # A CPU thread runs its worlds one after another: a scratch row per thread.
         # A GPU runs them concurrently: a row per world.
-        scratch_rows = (chunk_count(self.nworld, self.device, kernel_threads)
-                        if self.device == "cpu" else self.nworld)
+        scratch_rows = (
+            chunk_count(self.nworld, self.device, kernel_threads)
+            if self.device == "cpu"
+            else self.nworld
+        )
         self._frames = self._make_frames("scratch", scratch_rows)
         self._world_frames = self._make_frames("world", self.nworld)
         omega = np.asarray(model.orbit.central_body.omega, dtype=np.float64)
         native = self.backend.native
-        self.env = EnvView(sun_eci=native(self._arrays["sun_eci"]),
-                           eclipse=native(self._arrays["eclipse"]),
-                           mag_field_eci=native(self._arrays["mag_field_eci"]),
-                           atm_omega=np.broadcast_to(omega, (self.nworld, 3)),
-                           atm_density=native(self._arrays["atm_density"]))
+        self.env = EnvView(
+            sun_eci=native(self._arrays["sun_eci"]),
+            eclipse=native(self._arrays["eclipse"]),
+            mag_field_eci=native(self._arrays["mag_field_eci"]),
+            atm_omega=np.broadcast_to(omega, (self.nworld, 3)),
+            atm_density=native(self._arrays["atm_density"]),
+        )
         self._elements = model.elements(self.device)
         self._switches = model.switches()
         self._switches.from_qpos = int(all_free_floating(model.mj_model))
-        self._switches.to_qfrc = int(bool(self._switches.from_qpos)
-                                     and self.backend.loads_as_generalized_forces)
+        self._switches.to_qfrc = int(
+            bool(self._switches.from_qpos) and self.backend.loads_as_generalized_forces
+        )
         self._graph = None
         self._record_launches()
         self._stepper = self._stage_stepper()
@@ -135,17 +171,27 @@ class OrbitData:
         if coupling != "stage":
             raise ValueError(f"orbit.coupling must be 'stage' or 'held', got {coupling!r}")
         m = self.model.mj_model
-        why = [reason for bad, reason in (
-            (self.device != "cpu" or not hasattr(self.backend, "batch"),
-             "the CPU backend (backend='cpu')"),
-            (m.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4, "integrator RK4"),
-            (self.model.orbit_substeps != 1 or self.model.segment_steps != 1,
-             "orbit_dt equal to the timestep (or None)"),
-            (self.model.count("cmgs") > 0, "no CMGs"),
-            (m.na > 0, "no actuator activations (na = 0)")) if bad]
+        why = [
+            reason
+            for bad, reason in (
+                (
+                    self.device != "cpu" or not hasattr(self.backend, "batch"),
+                    "the CPU backend (backend='cpu')",
+                ),
+                (m.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4, "integrator RK4"),
+                (
+                    self.model.orbit_substeps != 1 or self.model.segment_steps != 1,
+                    "orbit_dt equal to the timestep (or None)",
+                ),
+                (self.model.count("cmgs") > 0, "no CMGs"),
+                (m.na > 0, "no actuator activations (na = 0)"),
+            )
+            if bad
+        ]
         if why:
-            raise ValueError(f"orbit.coupling='stage' needs {', '.join(why)}; use "
-                             f"coupling='held' otherwise")
+            raise ValueError(
+                f"orbit.coupling='stage' needs {', '.join(why)}; use coupling='held' otherwise"
+            )
         from orbitlab.sim.stages import StageStepper
 
         batch = self.backend.batch
@@ -165,8 +211,12 @@ class OrbitData:
     def _make_frames(self, prefix: str, rows: int) -> BodyFrames:
         frames = BodyFrames()
         nbody = self.model.mj_model.nbody
-        for name, dtype in (("Q", wp.mat33d), ("com", wp.vec3d), ("omega", wp.vec3d),
-                            ("v_com", wp.vec3d)):
+        for name, dtype in (
+            ("Q", wp.mat33d),
+            ("com", wp.vec3d),
+            ("omega", wp.vec3d),
+            ("v_com", wp.vec3d),
+        ):
             setattr(frames, name, self._alloc(f"{prefix}_frames_{name}", (rows, nbody), dtype))
         return frames
 
@@ -180,8 +230,9 @@ class OrbitData:
         state.seg_k = self._alloc("seg_k", (self.nworld,), int)
         state.health = self._alloc("health", (self.nworld,), int)
         for name, kind in ACTUATOR_ARRAYS:
-            setattr(state, name, self._alloc(name, (self.nworld, self.model.count(kind)),
-                                             wp.float64))
+            setattr(
+                state, name, self._alloc(name, (self.nworld, self.model.count(kind)), wp.float64)
+            )
         return state
 
     def _record_launches(self) -> None:
@@ -199,20 +250,61 @@ class OrbitData:
 
         ref_pos, index = self._body_index()
         kernel = specialized_loads_kernel(self.kernel_layout()) if self.specialize else loads_kernel
-        inputs = [self.model.central_body, self._switches, self._elements, self._state, index,
-                  self._frames, field("qpos"), field("qvel"), derived("xipos"), derived("xmat"),
-                  derived("cvel"), derived(ref_pos), mdl["body_mass"], mdl["body_inertia"],
-                  mdl["body_ipos"], mdl["body_irot"], self._xfrc_user, self._wrench, xfrc,
-                  self._qfrc_user, qfrc]
-        self._loads = WorldLaunch(kernel, self.nworld, device=self.device,
-                                  nthread=self._kernel_threads, inputs=[0, *inputs])
-        self._loads_and_advance = WorldLaunch(kernel, self.nworld, device=self.device,
-                                              nthread=self._kernel_threads, inputs=[1, *inputs])
+        inputs = [
+            self.model.central_body,
+            self._switches,
+            self._elements,
+            self._state,
+            index,
+            self._frames,
+            field("qpos"),
+            field("qvel"),
+            derived("xipos"),
+            derived("xmat"),
+            derived("cvel"),
+            derived(ref_pos),
+            mdl["body_mass"],
+            mdl["body_inertia"],
+            mdl["body_ipos"],
+            mdl["body_irot"],
+            self._xfrc_user,
+            self._wrench,
+            xfrc,
+            self._qfrc_user,
+            qfrc,
+        ]
+        self._loads = WorldLaunch(
+            kernel,
+            self.nworld,
+            device=self.device,
+            nthread=self._kernel_threads,
+            inputs=[0, *inputs],
+        )
+        self._loads_and_advance = WorldLaunch(
+            kernel,
+            self.nworld,
+            device=self.device,
+            nthread=self._kernel_threads,
+            inputs=[1, *inputs],
+        )
         self._frames_launch = WorldLaunch(
-            frames_kernel, self.nworld, device=self.device, nthread=self._kernel_threads,
-            inputs=[self._switches.from_qpos, index, self._world_frames, field("qpos"),
-                    field("qvel"), derived("xipos"), derived("xmat"), derived("cvel"),
-                    derived(ref_pos), mdl["body_ipos"]])
+            frames_kernel,
+            self.nworld,
+            device=self.device,
+            nthread=self._kernel_threads,
+            inputs=[
+                self._switches.from_qpos,
+                index,
+                self._world_frames,
+                field("qpos"),
+                field("qvel"),
+                derived("xipos"),
+                derived("xmat"),
+                derived("cvel"),
+                derived(ref_pos),
+                mdl["body_ipos"],
+            ],
+        )
         self._graph = None
 
     def kernel_layout(self) -> KernelLayout:
@@ -221,12 +313,24 @@ class OrbitData:
         m, sw = self.model, self._switches
         count = m.count
         return KernelLayout(
-            nbody=m.mj_model.nbody, nsurf=count("surfaces"), nthr=count("thrusters"),
-            ndip=count("dipoles"), nmtq=count("magnetorquers"), nrw=count("wheels"),
-            ncmg=count("cmgs"), use_j2=sw.use_j2, use_gravity_gradient=sw.use_gravity_gradient,
-            use_drag=sw.use_drag, use_srp=sw.use_srp, use_magnetic=sw.use_magnetic,
-            penumbra=sw.penumbra, from_qpos=sw.from_qpos, to_qfrc=sw.to_qfrc,
-            segment_steps=sw.segment_steps, orbit_substeps=sw.orbit_substeps)
+            nbody=m.mj_model.nbody,
+            nsurf=count("surfaces"),
+            nthr=count("thrusters"),
+            ndip=count("dipoles"),
+            nmtq=count("magnetorquers"),
+            nrw=count("wheels"),
+            ncmg=count("cmgs"),
+            use_j2=sw.use_j2,
+            use_gravity_gradient=sw.use_gravity_gradient,
+            use_drag=sw.use_drag,
+            use_srp=sw.use_srp,
+            use_magnetic=sw.use_magnetic,
+            penumbra=sw.penumbra,
+            from_qpos=sw.from_qpos,
+            to_qfrc=sw.to_qfrc,
+            segment_steps=sw.segment_steps,
+            orbit_substeps=sw.orbit_substeps,
+        )
 
     def _body_index(self) -> tuple[str, BodyIndex]:
         """The kinematics tables, and which field holds cvel's reference points.
@@ -301,14 +405,18 @@ class OrbitData:
                 self._loads_and_advance.launch()
                 # Frozen worlds (health.py) are not stepped: nothing of theirs moves.
                 frozen = health_codes.any()
-                self.backend.step(derived=derived,
-                                  worlds=np.flatnonzero(health_codes == 0) if frozen else None)
+                self.backend.step(
+                    derived=derived, worlds=np.flatnonzero(health_codes == 0) if frozen else None
+                )
         if check:
             self.backend.check()
         self._mark_unstable(self.backend.unstable_worlds())
 
-    def set_orbit(self, orbit: OrbitInit | list[OrbitInit] | None = None,
-                  worlds: np.ndarray | list[int] | None = None) -> None:
+    def set_orbit(
+        self,
+        orbit: OrbitInit | list[OrbitInit] | None = None,
+        worlds: np.ndarray | list[int] | None = None,
+    ) -> None:
         """Set the chief state (and restart the clock) of `worlds` (default all)."""
         ids = np.arange(self.nworld) if worlds is None else np.asarray(worlds, dtype=np.int64)
         if isinstance(orbit, (list, tuple)):
@@ -337,18 +445,29 @@ class OrbitData:
                 raise ValueError(f"{name} must have shape ({len(ids)}, 3), got {value.shape}")
             finite = np.all(np.isfinite(value), axis=1)
             if not finite.all():
-                raise ValueError(f"world {ids[np.argmin(finite)]}: R_eci and V_eci must be 3 "
-                                 f"finite numbers each ({name} is not)")
+                raise ValueError(
+                    f"world {ids[np.argmin(finite)]}: R_eci and V_eci must be 3 "
+                    f"finite numbers each ({name} is not)"
+                )
         if t.shape != (len(ids),) or not np.all(np.isfinite(t)):
             raise ValueError(f"t_s must be {len(ids)} finite times, got {t!r}")
         inside = np.linalg.norm(R, axis=1) <= self.model.orbit.central_body.radius
         if inside.any():
             k = int(np.argmax(inside))
-            raise ValueError(f"world {ids[k]}: |R_eci| = {np.linalg.norm(R[k]):.3f} km is "
-                             "inside the central body")
+            raise ValueError(
+                f"world {ids[k]}: |R_eci| = {np.linalg.norm(R[k]):.3f} km is "
+                "inside the central body"
+            )
         self._check_chief_step(R, V, ids)
-        for name, values in (("R", R), ("V", V), ("t", t), ("t_anchor", t), ("nstep", 0),
-                             ("seg_k", 0), ("health", 0)):
+        for name, values in (
+            ("R", R),
+            ("V", V),
+            ("t", t),
+            ("t_anchor", t),
+            ("nstep", 0),
+            ("seg_k", 0),
+            ("health", 0),
+        ):
             self._write_rows(name, ids, values)
         self.backend.clear_unstable(ids)
         self.forward(ids)
@@ -368,10 +487,12 @@ class OrbitData:
         worst = int(np.argmax(rate))
         if orbit_step * rate[worst] > 0.125:
             period = 2.0 * np.pi / rate[worst]
-            raise ValueError(f"world {ids[worst]}: the chief's RK4 step of {orbit_step:g} s is "
-                             f"too long for its orbit (period {period:.0f} s): at most "
-                             f"{0.125 / rate[worst]:.4g} s (1/50 of a period); shorten the "
-                             f"timestep or orbit_dt")
+            raise ValueError(
+                f"world {ids[worst]}: the chief's RK4 step of {orbit_step:g} s is "
+                f"too long for its orbit (period {period:.0f} s): at most "
+                f"{0.125 / rate[worst]:.4g} s (1/50 of a period); shorten the "
+                f"timestep or orbit_dt"
+            )
 
     def _mark_unstable(self, worlds: np.ndarray) -> None:
         """Mark `worlds` (those MuJoCo found unstable and reset) with MUJOCO_UNSTABLE."""
@@ -392,8 +513,11 @@ class OrbitData:
         codes = _host(self.health)
         return {int(w): health.describe(codes[w]) for w in np.flatnonzero(codes)}
 
-    def reset(self, worlds: np.ndarray | list[int] | None = None,
-              orbit: OrbitInit | list[OrbitInit] | None = None) -> None:
+    def reset(
+        self,
+        worlds: np.ndarray | list[int] | None = None,
+        orbit: OrbitInit | list[OrbitInit] | None = None,
+    ) -> None:
         """Reset `worlds` (default all) to the model's defaults and the given orbit."""
         ids = None if worlds is None else np.asarray(worlds, dtype=np.int64)
         self.backend.reset(ids)
@@ -550,6 +674,7 @@ def _host(array) -> np.ndarray:
 def _vector3(value, world: int, name: str) -> np.ndarray:
     vec = np.asarray(value, dtype=np.float64)
     if vec.shape != (3,) or not np.all(np.isfinite(vec)):
-        raise ValueError(f"world {world}: R_eci and V_eci must be 3 finite numbers each "
-                         f"({name} = {value!r})")
+        raise ValueError(
+            f"world {world}: R_eci and V_eci must be 3 finite numbers each ({name} = {value!r})"
+        )
     return vec

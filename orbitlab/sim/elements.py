@@ -62,8 +62,10 @@ class _ElementCfg:
     def body_id(self, model: mujoco.MjModel) -> int:
         body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.body_name)
         if body < 0:
-            raise ValueError(f"{self.kind} '{self.name}': body_name '{self.body_name}' "
-                             "is not a body of the model")
+            raise ValueError(
+                f"{self.kind} '{self.name}': body_name '{self.body_name}' "
+                "is not a body of the model"
+            )
         if body == 0:
             raise ValueError(f"{self.kind} '{self.name}': body_name must not be the world body")
         return body
@@ -97,8 +99,9 @@ class SurfaceCfg(_ElementCfg):
         return {
             "body": self.body_id(model),
             "normal": _vector(k, n, "normal_body", self.normal_body, unit=True),
-            "cop": _vector(k, n, "center_of_pressure_body", self.center_of_pressure_body,
-                        unit=False),
+            "cop": _vector(
+                k, n, "center_of_pressure_body", self.center_of_pressure_body, unit=False
+            ),
             "area": _positive(k, n, "area", self.area, "m^2"),
             "cd": _nonnegative(k, n, "drag_coeff", self.drag_coeff),
             "cr": _nonnegative(k, n, "srp_coeff", self.srp_coeff),
@@ -116,9 +119,10 @@ class MagneticDipoleCfg(_ElementCfg):
     """Dipole m_B in body axes, A m^2."""
 
     def resolve(self, model: mujoco.MjModel) -> dict[str, Any]:
-        return {"body": self.body_id(model),
-                    "moment": _vector(self.kind, self.name, "dipole_body", self.dipole_body,
-                                   unit=False)}
+        return {
+            "body": self.body_id(model),
+            "moment": _vector(self.kind, self.name, "dipole_body", self.dipole_body, unit=False),
+        }
 
 
 @dataclass(kw_only=True)
@@ -135,10 +139,12 @@ class ThrusterCfg(_ElementCfg):
 
     def resolve(self, model: mujoco.MjModel) -> dict[str, Any]:
         k, n = self.kind, self.name
-        return {"body": self.body_id(model),
-                    "pos": _vector(k, n, "position_body", self.position_body, unit=False),
-                    "dir": _vector(k, n, "direction_body", self.direction_body, unit=True),
-                    "max": _positive(k, n, "max_force", self.max_force, "N")}
+        return {
+            "body": self.body_id(model),
+            "pos": _vector(k, n, "position_body", self.position_body, unit=False),
+            "dir": _vector(k, n, "direction_body", self.direction_body, unit=True),
+            "max": _positive(k, n, "max_force", self.max_force, "N"),
+        }
 
 
 @dataclass(kw_only=True)
@@ -161,11 +167,13 @@ class ReactionWheelCfg(_ElementCfg):
 
     def resolve(self, model: mujoco.MjModel) -> dict[str, Any]:
         k, n = self.kind, self.name
-        return {"body": self.body_id(model),
-                    "axis": _vector(k, n, "axis_body", self.axis_body, unit=True),
-                    "inertia": _positive(k, n, "inertia", self.inertia, "kg m^2"),
-                    "max_speed": _positive(k, n, "max_speed", self.max_speed, "rad/s"),
-                    "max_torque": _positive(k, n, "max_torque", self.max_torque, "N m")}
+        return {
+            "body": self.body_id(model),
+            "axis": _vector(k, n, "axis_body", self.axis_body, unit=True),
+            "inertia": _positive(k, n, "inertia", self.inertia, "kg m^2"),
+            "max_speed": _positive(k, n, "max_speed", self.max_speed, "rad/s"),
+            "max_torque": _positive(k, n, "max_torque", self.max_torque, "N m"),
+        }
 
 
 @dataclass(kw_only=True)
@@ -180,9 +188,11 @@ class MagnetorquerCfg(_ElementCfg):
 
     def resolve(self, model: mujoco.MjModel) -> dict[str, Any]:
         k, n = self.kind, self.name
-        return {"body": self.body_id(model),
-                    "axis": _vector(k, n, "axis_body", self.axis_body, unit=True),
-                    "max": _positive(k, n, "max_dipole", self.max_dipole, "A m^2")}
+        return {
+            "body": self.body_id(model),
+            "axis": _vector(k, n, "axis_body", self.axis_body, unit=True),
+            "max": _positive(k, n, "max_dipole", self.max_dipole, "A m^2"),
+        }
 
 
 @dataclass(kw_only=True)
@@ -213,16 +223,25 @@ class ControlMomentGyroCfg(_ElementCfg):
         g = _vector(k, n, "gimbal_axis_body", self.gimbal_axis_body, unit=True)
         s0 = _vector(k, n, "spin_axis_body", self.spin_axis_body, unit=True)
         if abs(float(g @ s0)) > 1e-9:
-            raise ValueError(f"{k} '{n}': spin_axis_body must be orthogonal to "
-                             f"gimbal_axis_body (cosine {float(g @ s0):.3g})")
+            raise ValueError(
+                f"{k} '{n}': spin_axis_body must be orthogonal to "
+                f"gimbal_axis_body (cosine {float(g @ s0):.3g})"
+            )
         if not self.min_angle <= self.initial_angle <= self.max_angle:
-            raise ValueError(f"{k} '{n}': initial_angle {self.initial_angle} rad is outside "
-                             f"[min_angle, max_angle] = [{self.min_angle}, {self.max_angle}]")
-        return {"body": self.body_id(model), "gimbal": g, "spin0": s0,
-                    "h": _positive(k, n, "rotor_momentum", self.rotor_momentum, "N m s"),
-                    "max_rate": _positive(k, n, "max_rate", self.max_rate, "rad/s"),
-                    "min_angle": float(self.min_angle), "max_angle": float(self.max_angle),
-                    "initial_angle": float(self.initial_angle)}
+            raise ValueError(
+                f"{k} '{n}': initial_angle {self.initial_angle} rad is outside "
+                f"[min_angle, max_angle] = [{self.min_angle}, {self.max_angle}]"
+            )
+        return {
+            "body": self.body_id(model),
+            "gimbal": g,
+            "spin0": s0,
+            "h": _positive(k, n, "rotor_momentum", self.rotor_momentum, "N m s"),
+            "max_rate": _positive(k, n, "max_rate", self.max_rate, "rad/s"),
+            "min_angle": float(self.min_angle),
+            "max_angle": float(self.max_angle),
+            "initial_angle": float(self.initial_angle),
+        }
 
 
 @dataclass(kw_only=True)

@@ -70,15 +70,23 @@ def spatial(force: wp.vec3d, torque: wp.vec3d) -> wp.spatial_vectord:
 
 
 @wp.func
-def add_wrench(wrench: wp.array2d(dtype=wp.spatial_vectord), w: int, b: int,
-               force: wp.vec3d, torque: wp.vec3d):
+def add_wrench(
+    wrench: wp.array2d(dtype=wp.spatial_vectord), w: int, b: int, force: wp.vec3d, torque: wp.vec3d
+):
     """Accumulate a world-axes force (N) and COM torque (N m) on body b of world w."""
     wrench[w, b] = wrench[w, b] + spatial(force, torque)
 
 
 @wp.func
-def free_joint_force(qfrc_applied: Any, qfrc_user: wp.array2d(dtype=wp.float64), w: int, d: int,
-                     Q: wp.mat33d, lever: wp.vec3d, wrench: wp.spatial_vectord):
+def free_joint_force(
+    qfrc_applied: Any,
+    qfrc_user: wp.array2d(dtype=wp.float64),
+    w: int,
+    d: int,
+    Q: wp.mat33d,
+    lever: wp.vec3d,
+    wrench: wp.spatial_vectord,
+):
     """Write a world force F (N) and COM torque tau (N m) as a free joint's generalized force.
 
     The same as MuJoCo's mj_applyFT at the COM for a free joint whose dofs start
@@ -87,12 +95,10 @@ def free_joint_force(qfrc_applied: Any, qfrc_user: wp.array2d(dtype=wp.float64),
     origin in world axes. The user's generalized force on those dofs is added.
     """
     F = vec3d(wrench[0], wrench[1], wrench[2])
-    body_torque = wp.transpose(Q) @ (vec3d(wrench[3], wrench[4], wrench[5])
-                                     + wp.cross(lever, F))
+    body_torque = wp.transpose(Q) @ (vec3d(wrench[3], wrench[4], wrench[5]) + wp.cross(lever, F))
     for k in range(3):
         qfrc_applied[w, d + k] = qfrc_applied.dtype(qfrc_user[w, d + k] + F[k])
-        qfrc_applied[w, d + 3 + k] = qfrc_applied.dtype(qfrc_user[w, d + 3 + k]
-                                                       + body_torque[k])
+        qfrc_applied[w, d + 3 + k] = qfrc_applied.dtype(qfrc_user[w, d + 3 + k] + body_torque[k])
 
 
 @wp.func
@@ -103,8 +109,9 @@ def rotor_axis(el: Elements, i: int, delta: f64) -> wp.vec3d:
 
 
 @wp.func
-def wheel_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d,
-                 omega: wp.vec3d) -> wp.vec3d:
+def wheel_torque(
+    sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d, omega: wp.vec3d
+) -> wp.vec3d:
     """Reaction torque of wheel i on its body, N m: -tau_m a - omega x (h a).
 
     The motor torque tau_m is clamped to +-max_torque and to what keeps the speed
@@ -125,8 +132,9 @@ def wheel_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, 
 
 
 @wp.func
-def cmg_torque(sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d,
-               omega: wp.vec3d) -> wp.vec3d:
+def cmg_torque(
+    sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d, omega: wp.vec3d
+) -> wp.vec3d:
     """Reaction torque of CMG i on its body, N m: -h (g x s) delta_dot - omega x (h s).
 
     The gimbal rate is clamped to +-max_rate and stopped at the angle limits; the
@@ -218,24 +226,55 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
     counts and switches), so a specialised kernel gives bit-identical results.
     """
     L = layout
-    NBODY, NSURF, NTHR, NDIP, NMTQ, NRW, NCMG = (L.nbody, L.nsurf, L.nthr, L.ndip, L.nmtq,
-                                                 L.nrw, L.ncmg)
+    NBODY, NSURF, NTHR, NDIP, NMTQ, NRW, NCMG = (
+        L.nbody,
+        L.nsurf,
+        L.nthr,
+        L.ndip,
+        L.nmtq,
+        L.nrw,
+        L.ncmg,
+    )
     USE_J2, USE_GG, USE_DRAG, USE_SRP, USE_MAG, PENUMBRA = (
-        L.use_j2, L.use_gravity_gradient, L.use_drag, L.use_srp, L.use_magnetic, L.penumbra)
-    FROM_QPOS, TO_QFRC, SEGMENT_STEPS, ORBIT_SUBSTEPS = (L.from_qpos, L.to_qfrc,
-                                                        L.segment_steps, L.orbit_substeps)
+        L.use_j2,
+        L.use_gravity_gradient,
+        L.use_drag,
+        L.use_srp,
+        L.use_magnetic,
+        L.penumbra,
+    )
+    FROM_QPOS, TO_QFRC, SEGMENT_STEPS, ORBIT_SUBSTEPS = (
+        L.from_qpos,
+        L.to_qfrc,
+        L.segment_steps,
+        L.orbit_substeps,
+    )
 
     def loads_kernel(
-        world_offset: int, chunk: int, advance: int, body: CentralBody, sw: Switches,
-        el: Elements, state: WorldState, idx: BodyIndex, frames: BodyFrames,
-        qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any),
-        xipos: wp.array2d(dtype=Any), xmat: wp.array2d(dtype=Any),
-        cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
-        body_mass: wp.array2d(dtype=Any), body_inertia: wp.array2d(dtype=Any),
-        body_ipos: wp.array2d(dtype=Any), body_irot: wp.array2d(dtype=Any),
+        world_offset: int,
+        chunk: int,
+        advance: int,
+        body: CentralBody,
+        sw: Switches,
+        el: Elements,
+        state: WorldState,
+        idx: BodyIndex,
+        frames: BodyFrames,
+        qpos: wp.array2d(dtype=Any),
+        qvel: wp.array2d(dtype=Any),
+        xipos: wp.array2d(dtype=Any),
+        xmat: wp.array2d(dtype=Any),
+        cvel: wp.array2d(dtype=Any),
+        ref_pos: wp.array2d(dtype=Any),
+        body_mass: wp.array2d(dtype=Any),
+        body_inertia: wp.array2d(dtype=Any),
+        body_ipos: wp.array2d(dtype=Any),
+        body_irot: wp.array2d(dtype=Any),
         xfrc_user: wp.array2d(dtype=wp.spatial_vectord),
-        wrench: wp.array2d(dtype=wp.spatial_vectord), xfrc_applied: wp.array2d(dtype=Any),
-        qfrc_user: wp.array2d(dtype=wp.float64), qfrc_applied: wp.array2d(dtype=Any),
+        wrench: wp.array2d(dtype=wp.spatial_vectord),
+        xfrc_applied: wp.array2d(dtype=Any),
+        qfrc_user: wp.array2d(dtype=wp.float64),
+        qfrc_applied: wp.array2d(dtype=Any),
     ):
         """Environment at the chief and every orbit-layer load of world w.
 
@@ -292,12 +331,25 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
 
         # Kinematics of every body once; then differential gravity and gravity gradient.
         fr = frame_row(frames, state.R.shape[0], w, chunk)
-        fill_frames(kq, nbody, idx, frames, fr, w, qpos, qvel, xipos, xmat, cvel, ref_pos,
-                    body_ipos, row_ipos)
+        fill_frames(
+            kq,
+            nbody,
+            idx,
+            frames,
+            fr,
+            w,
+            qpos,
+            qvel,
+            xipos,
+            xmat,
+            cvel,
+            ref_pos,
+            body_ipos,
+            row_ipos,
+        )
         for b in range(1, nbody):
             if code == health.OK:
-                code = health.body_code(frames.com[fr, b], frames.omega[fr, b],
-                                        frames.v_com[fr, b])
+                code = health.body_code(frames.com[fr, b], frames.omega[fr, b], frames.v_com[fr, b])
         if code == health.OK:
             code = commands_code(state, w, nthr, nrw, nmtq, ncmg)
         if code != health.OK:
@@ -316,12 +368,18 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
                 delta = f64(1.0e-3) * x
                 r = R + delta
                 inv_r2, inv_r = inverse_distance(r)
-                force = f64(1.0e3) * m * differential_gravity_accel_at(
-                    body, use_j2, R, inv_R2, inv_R, j2_R, delta, inv_r2, inv_r)
+                force = (
+                    f64(1.0e3)
+                    * m
+                    * differential_gravity_accel_at(
+                        body, use_j2, R, inv_R2, inv_R, j2_R, delta, inv_r2, inv_r
+                    )
+                )
                 if use_gg != 0:
                     Q_I = Q @ wp.mat33d(body_irot[row_irot, b])  # MuJoCo's ximat
-                    torque = gravity_gradient_torque_at(body.gm, r, inv_r2, inv_r, Q_I,
-                                                        vec3d(body_inertia[row_inertia, b]))
+                    torque = gravity_gradient_torque_at(
+                        body.gm, r, inv_r2, inv_r, Q_I, vec3d(body_inertia[row_inertia, b])
+                    )
             wrench[w, b] = spatial(force, torque)
 
         F_ext = zero
@@ -334,8 +392,12 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
             rp = R + f64(1.0e-3) * (frames.com[fr, b] + c)
             force = zero
             if use_drag != 0 and el.surf_drag[s] != 0:
-                u = (f64(1.0e3) * V + frames.v_com[fr, b] + wp.cross(frames.omega[fr, b], c)
-                     - atmosphere_velocity(body, rp))
+                u = (
+                    f64(1.0e3) * V
+                    + frames.v_com[fr, b]
+                    + wp.cross(frames.omega[fr, b], c)
+                    - atmosphere_velocity(body, rp)
+                )
                 rho_s = atmosphere_density_near(body, rho, R_norm, rp)
                 force += drag_force(rho_s, u, n, el.surf_area[s], el.surf_cd[s])
             if use_srp != 0 and el.surf_srp[s] != 0:
@@ -390,22 +452,33 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
                 code = health.wrench_code(total)
             if to_qfrc != 0:
                 lever = frames.Q[fr, b] @ vec3d(body_ipos[row_ipos, b])
-                free_joint_force(qfrc_applied, qfrc_user, w, idx.dofadr[b], frames.Q[fr, b],
-                                 lever, total)
+                free_joint_force(
+                    qfrc_applied, qfrc_user, w, idx.dofadr[b], frames.Q[fr, b], lever, total
+                )
             else:
                 xfrc_applied[w, b] = xfrc_applied.dtype(total)
         if code != health.OK:
             state.health[w] = code
         elif advance != 0:
-            advance_world(body, sw, el, state, w, g_R, a_fb, use_j2,
-                          static_or(SEGMENT_STEPS, sw.segment_steps),
-                          static_or(ORBIT_SUBSTEPS, sw.orbit_substeps), nrw, ncmg)
+            advance_world(
+                body,
+                sw,
+                el,
+                state,
+                w,
+                g_R,
+                a_fb,
+                use_j2,
+                static_or(SEGMENT_STEPS, sw.segment_steps),
+                static_or(ORBIT_SUBSTEPS, sw.orbit_substeps),
+                nrw,
+                ncmg,
+            )
 
     options = {"enable_backward": False, "optimization_level": 3}
     if module is None:
         return wp.kernel(loads_kernel, enable_backward=False)
-    return wp.kernel(loads_kernel, enable_backward=False, module=module,
-                     module_options=options)
+    return wp.kernel(loads_kernel, enable_backward=False, module=module, module_options=options)
 
 
 loads_kernel = make_loads_kernel()

@@ -71,25 +71,43 @@ def quat_rotation(qw: f64, qx: f64, qy: f64, qz: f64) -> wp.mat33d:
     wx = s * qw * qx
     wy = s * qw * qy
     wz = s * qw * qz
-    return wp.mat33d(f64(1.0) - yy - zz, xy - wz, xz + wy,
-                     xy + wz, f64(1.0) - xx - zz, yz - wx,
-                     xz - wy, yz + wx, f64(1.0) - xx - yy)
+    return wp.mat33d(
+        f64(1.0) - yy - zz,
+        xy - wz,
+        xz + wy,
+        xy + wz,
+        f64(1.0) - xx - zz,
+        yz - wx,
+        xz - wy,
+        yz + wx,
+        f64(1.0) - xx - yy,
+    )
 
 
 @wp.func
-def body_rotation(from_qpos: int, idx: BodyIndex, qpos: Any, xmat: Any, w: int,
-                  b: int) -> wp.mat33d:
+def body_rotation(
+    from_qpos: int, idx: BodyIndex, qpos: Any, xmat: Any, w: int, b: int
+) -> wp.mat33d:
     """Q: world-from-body rotation of body b (MuJoCo's xmat)."""
     if from_qpos != 0:
         a = idx.qposadr[b]  # MuJoCo's quaternion order: (w, x, y, z)
-        return quat_rotation(f64(qpos[w, a + 3]), f64(qpos[w, a + 4]), f64(qpos[w, a + 5]),
-                             f64(qpos[w, a + 6]))
+        return quat_rotation(
+            f64(qpos[w, a + 3]), f64(qpos[w, a + 4]), f64(qpos[w, a + 5]), f64(qpos[w, a + 6])
+        )
     return wp.mat33d(xmat[w, b])
 
 
 @wp.func
-def body_com(from_qpos: int, idx: BodyIndex, qpos: Any, xipos: Any, Q: wp.mat33d,
-             ipos: wp.vec3d, w: int, b: int) -> wp.vec3d:
+def body_com(
+    from_qpos: int,
+    idx: BodyIndex,
+    qpos: Any,
+    xipos: Any,
+    Q: wp.mat33d,
+    ipos: wp.vec3d,
+    w: int,
+    b: int,
+) -> wp.vec3d:
     """Body b's COM in the chief frame, m (MuJoCo's xipos = xpos + Q ipos)."""
     if from_qpos != 0:
         a = idx.qposadr[b]
@@ -98,8 +116,18 @@ def body_com(from_qpos: int, idx: BodyIndex, qpos: Any, xipos: Any, Q: wp.mat33d
 
 
 @wp.func
-def body_velocity(from_qpos: int, idx: BodyIndex, qvel: Any, cvel: Any, ref_pos: Any,
-                  com: wp.vec3d, Q: wp.mat33d, ipos: wp.vec3d, w: int, b: int):
+def body_velocity(
+    from_qpos: int,
+    idx: BodyIndex,
+    qvel: Any,
+    cvel: Any,
+    ref_pos: Any,
+    com: wp.vec3d,
+    Q: wp.mat33d,
+    ipos: wp.vec3d,
+    w: int,
+    b: int,
+):
     """Angular velocity (rad/s) and COM linear velocity (m/s) of body b, world axes.
 
     Free joint: omega = Q qvel[3:6] (qvel's rotation is in body axes), and the COM
@@ -128,9 +156,22 @@ def frame_row(frames: BodyFrames, nworld: int, w: int, chunk: int) -> int:
 
 
 @wp.func
-def fill_frames(from_qpos: int, nbody: int, idx: BodyIndex, frames: BodyFrames, row: int,
-                w: int, qpos: Any, qvel: Any, xipos: Any, xmat: Any, cvel: Any, ref_pos: Any,
-                body_ipos: Any, row_ipos: int):
+def fill_frames(
+    from_qpos: int,
+    nbody: int,
+    idx: BodyIndex,
+    frames: BodyFrames,
+    row: int,
+    w: int,
+    qpos: Any,
+    qvel: Any,
+    xipos: Any,
+    xmat: Any,
+    cvel: Any,
+    ref_pos: Any,
+    body_ipos: Any,
+    row_ipos: int,
+):
     """Write every body's rotation, COM, angular velocity and COM velocity to `row`."""
     for b in range(1, nbody):
         Q = body_rotation(from_qpos, idx, qpos, xmat, w, b)
@@ -144,15 +185,38 @@ def fill_frames(from_qpos: int, nbody: int, idx: BodyIndex, frames: BodyFrames, 
 
 
 @wp.kernel
-def frames_kernel(world_offset: int, chunk: int, from_qpos: int, idx: BodyIndex,
-                  frames: BodyFrames, qpos: wp.array2d(dtype=Any), qvel: wp.array2d(dtype=Any),
-                  xipos: wp.array2d(dtype=Any), xmat: wp.array2d(dtype=Any),
-                  cvel: wp.array2d(dtype=Any), ref_pos: wp.array2d(dtype=Any),
-                  body_ipos: wp.array2d(dtype=Any)):
+def frames_kernel(
+    world_offset: int,
+    chunk: int,
+    from_qpos: int,
+    idx: BodyIndex,
+    frames: BodyFrames,
+    qpos: wp.array2d(dtype=Any),
+    qvel: wp.array2d(dtype=Any),
+    xipos: wp.array2d(dtype=Any),
+    xmat: wp.array2d(dtype=Any),
+    cvel: wp.array2d(dtype=Any),
+    ref_pos: wp.array2d(dtype=Any),
+    body_ipos: wp.array2d(dtype=Any),
+):
     """Per-world body kinematics for diagnostics (Hill states, wheel speeds)."""
     w = wp.tid() + world_offset
     row_ipos = w
     if body_ipos.shape[0] == 1:
         row_ipos = 0
-    fill_frames(from_qpos, frames.Q.shape[1], idx, frames, w, w, qpos, qvel, xipos, xmat, cvel,
-                ref_pos, body_ipos, row_ipos)
+    fill_frames(
+        from_qpos,
+        frames.Q.shape[1],
+        idx,
+        frames,
+        w,
+        w,
+        qpos,
+        qvel,
+        xipos,
+        xmat,
+        cvel,
+        ref_pos,
+        body_ipos,
+        row_ipos,
+    )

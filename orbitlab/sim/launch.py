@@ -59,8 +59,10 @@ def _packed_cpu_call(command):
     re-recorded whenever they change). ctypes releases the GIL during the call.
     """
     params = command.params
-    fields = [(arg.label, type(value))
-              for arg, value in zip(command.kernel.adj.args, params[1:], strict=True)]
+    fields = [
+        (arg.label, type(value))
+        for arg, value in zip(command.kernel.adj.args, params[1:], strict=True)
+    ]
     record_type = type("KernelArgs", (ctypes.Structure,), {"_fields_": fields})
     record = record_type()
     for (name, _), value in zip(fields, params[1:], strict=True):
@@ -80,8 +82,9 @@ class _Helper:
     def __init__(self, call):
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._done: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, args=(call,), daemon=True,
-                                        name="orbitlab-kernel")
+        self._thread = threading.Thread(
+            target=self._serve, args=(call,), daemon=True, name="orbitlab-kernel"
+        )
         self._thread.start()
 
     def _serve(self, call) -> None:
@@ -113,12 +116,16 @@ class WorldLaunch:
         nchunk = chunk_count(nworld, device, nthread)
         bounds = [nworld * i // nchunk for i in range(nchunk + 1)]
         self._launches = [
-            wp.launch(kernel, dim=hi - lo, inputs=[lo, chunk, *inputs], device=device,
-                      record_cmd=True)
+            wp.launch(
+                kernel, dim=hi - lo, inputs=[lo, chunk, *inputs], device=device, record_cmd=True
+            )
             for chunk, (lo, hi) in enumerate(itertools.pairwise(bounds))
         ]
-        self._calls = ([_packed_cpu_call(command) for command in self._launches]
-                       if device == "cpu" else [command.launch for command in self._launches])
+        self._calls = (
+            [_packed_cpu_call(command) for command in self._launches]
+            if device == "cpu"
+            else [command.launch for command in self._launches]
+        )
         self._helpers = [_Helper(call) for call in self._calls[1:]]
 
     def launch(self) -> None:

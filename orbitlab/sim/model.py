@@ -16,23 +16,44 @@ from orbitlab.sim.spec import OrbitLayerCfg
 
 # Element table columns: (struct field, row key, warp dtype) per element kind.
 _TABLES: dict[str, list[tuple[str, str, Any]]] = {
-    "surfaces": [("surf_body", "body", int), ("surf_normal", "normal", wp.vec3d),
-                 ("surf_cop", "cop", wp.vec3d), ("surf_area", "area", wp.float64),
-                 ("surf_cd", "cd", wp.float64), ("surf_cr", "cr", wp.float64),
-                 ("surf_drag", "drag", int), ("surf_srp", "srp", int)],
+    "surfaces": [
+        ("surf_body", "body", int),
+        ("surf_normal", "normal", wp.vec3d),
+        ("surf_cop", "cop", wp.vec3d),
+        ("surf_area", "area", wp.float64),
+        ("surf_cd", "cd", wp.float64),
+        ("surf_cr", "cr", wp.float64),
+        ("surf_drag", "drag", int),
+        ("surf_srp", "srp", int),
+    ],
     "dipoles": [("dip_body", "body", int), ("dip_moment", "moment", wp.vec3d)],
-    "thrusters": [("thr_body", "body", int), ("thr_pos", "pos", wp.vec3d),
-                  ("thr_dir", "dir", wp.vec3d), ("thr_max", "max", wp.float64)],
-    "wheels": [("rw_body", "body", int), ("rw_axis", "axis", wp.vec3d),
-               ("rw_inertia", "inertia", wp.float64), ("rw_max_speed", "max_speed", wp.float64),
-               ("rw_max_torque", "max_torque", wp.float64)],
-    "magnetorquers": [("mtq_body", "body", int), ("mtq_axis", "axis", wp.vec3d),
-                      ("mtq_max", "max", wp.float64)],
-    "cmgs": [("cmg_body", "body", int), ("cmg_gimbal", "gimbal", wp.vec3d),
-             ("cmg_spin0", "spin0", wp.vec3d), ("cmg_h", "h", wp.float64),
-             ("cmg_max_rate", "max_rate", wp.float64),
-             ("cmg_min_angle", "min_angle", wp.float64),
-             ("cmg_max_angle", "max_angle", wp.float64)],
+    "thrusters": [
+        ("thr_body", "body", int),
+        ("thr_pos", "pos", wp.vec3d),
+        ("thr_dir", "dir", wp.vec3d),
+        ("thr_max", "max", wp.float64),
+    ],
+    "wheels": [
+        ("rw_body", "body", int),
+        ("rw_axis", "axis", wp.vec3d),
+        ("rw_inertia", "inertia", wp.float64),
+        ("rw_max_speed", "max_speed", wp.float64),
+        ("rw_max_torque", "max_torque", wp.float64),
+    ],
+    "magnetorquers": [
+        ("mtq_body", "body", int),
+        ("mtq_axis", "axis", wp.vec3d),
+        ("mtq_max", "max", wp.float64),
+    ],
+    "cmgs": [
+        ("cmg_body", "body", int),
+        ("cmg_gimbal", "gimbal", wp.vec3d),
+        ("cmg_spin0", "spin0", wp.vec3d),
+        ("cmg_h", "h", wp.float64),
+        ("cmg_max_rate", "max_rate", wp.float64),
+        ("cmg_min_angle", "min_angle", wp.float64),
+        ("cmg_max_angle", "max_angle", wp.float64),
+    ],
 }
 
 
@@ -92,10 +113,17 @@ class OrbitModel:
                 setattr(el, attr, wp.array(values, dtype=dtype, device=device))
         return el
 
-    def make_data(self, nworld: int = 1, orbit: OrbitInit | list[OrbitInit] | None = None,
-                  nthread: int = 0, backend: str = "cpu", kernel_threads: int = 0,
-                  device: str | None = None, specialize: bool | None = None,
-                  **backend_options):
+    def make_data(
+        self,
+        nworld: int = 1,
+        orbit: OrbitInit | list[OrbitInit] | None = None,
+        nthread: int = 0,
+        backend: str = "cpu",
+        kernel_threads: int = 0,
+        device: str | None = None,
+        specialize: bool | None = None,
+        **backend_options,
+    ):
         """Allocate `nworld` worlds, each starting on `orbit` (one, or one per world).
 
         Args:
@@ -118,6 +146,14 @@ class OrbitModel:
         """
         from orbitlab.sim.data import OrbitData
 
-        return OrbitData(self, nworld=nworld, orbit=orbit, nthread=nthread, backend=backend,
-                         kernel_threads=kernel_threads, device=device, specialize=specialize,
-                         **backend_options)
+        return OrbitData(
+            self,
+            nworld=nworld,
+            orbit=orbit,
+            nthread=nthread,
+            backend=backend,
+            kernel_threads=kernel_threads,
+            device=device,
+            specialize=specialize,
+            **backend_options,
+        )

@@ -46,16 +46,20 @@ if TYPE_CHECKING:
     from orbitlab.sim.model import OrbitModel
 
 SWITCHES = ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic")
-INTEGRATORS = {"Euler": mujoco.mjtIntegrator.mjINT_EULER, "RK4": mujoco.mjtIntegrator.mjINT_RK4,
-               "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
-               "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST}
+INTEGRATORS = {
+    "Euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "RK4": mujoco.mjtIntegrator.mjINT_RK4,
+    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+}
 """MuJoCo integrators by their MJCF names."""
 DEFAULT_INTEGRATOR = "RK4"
 """The integrator a spec compiles with when the user names none (see the module docstring)."""
 EULER_DRIFT_WARNING = (
     "explicit Euler on a free-floating scene: its explicit gyroscopic term adds rotational "
     "energy to tumbling bodies (measured: +49 % in 10 min for a 3U CubeSat at dt 0.1 s and "
-    "~10 deg/s); orbitlab's default is RK4 (energy and |H| kept to 3e-11 there)")
+    "~10 deg/s); orbitlab's default is RK4 (energy and |H| kept to 3e-11 there)"
+)
 _XML_INTEGRATOR = re.compile(r"<option\b[^>]*\bintegrator\s*=\s*[\"']([^\"']*)[\"']")
 _warned_euler = False
 
@@ -123,8 +127,10 @@ class OrbitLayerCfg:
         ratio = timestep / orbit_dt if orbit_dt <= timestep else orbit_dt / timestep
         count = round(ratio)
         if abs(ratio - count) > 1e-9 * ratio:
-            raise ValueError(f"orbit_dt {orbit_dt} s and timestep {timestep} s: the larger "
-                             "must be an integer multiple of the smaller")
+            raise ValueError(
+                f"orbit_dt {orbit_dt} s and timestep {timestep} s: the larger "
+                "must be an integer multiple of the smaller"
+            )
         return (count, 1) if orbit_dt <= timestep else (1, count)
 
 
@@ -180,9 +186,11 @@ class SimSpec:
             if numeric.name.startswith("orbit."):
                 key = numeric.name.removeprefix("orbit.")
                 if key not in (*SWITCHES, "use_penumbra", "orbit_dt"):
-                    raise ValueError(f"MJCF numeric '{numeric.name}': unknown orbit setting "
-                                     f"'{key}' (known: {', '.join(SWITCHES)}, use_penumbra, "
-                                     "orbit_dt)")
+                    raise ValueError(
+                        f"MJCF numeric '{numeric.name}': unknown orbit setting "
+                        f"'{key}' (known: {', '.join(SWITCHES)}, use_penumbra, "
+                        "orbit_dt)"
+                    )
                 value = float(numeric.data[0])
                 setattr(self.orbit, key, value if key == "orbit_dt" else bool(value))
 
@@ -204,8 +212,9 @@ class SimSpec:
                 raise ValueError(f"timestep must be > 0 s, got {timestep!r}")
             mj_spec.option.timestep = float(timestep)
         elif not (math.isfinite(mj_spec.option.timestep) and mj_spec.option.timestep > 0.0):
-            raise ValueError(f"the MJCF's option timestep must be > 0 s, got "
-                             f"{mj_spec.option.timestep!r}")
+            raise ValueError(
+                f"the MJCF's option timestep must be > 0 s, got {mj_spec.option.timestep!r}"
+            )
         name = self.resolved_integrator(mj_spec)
         mj_spec.option.integrator = INTEGRATORS[name]
         mj_model = mj_spec.compile()
@@ -217,8 +226,9 @@ class SimSpec:
         """The integrator `compile` uses (see `integrator`)."""
         if self.integrator is not None:
             if self.integrator not in INTEGRATORS:
-                raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}, got "
-                                 f"{self.integrator!r}")
+                raise ValueError(
+                    f"integrator must be one of {', '.join(INTEGRATORS)}, got {self.integrator!r}"
+                )
             return self.integrator
         if self.mj_spec is None:
             match = _XML_INTEGRATOR.search(self.xml)

@@ -60,23 +60,28 @@ class PositionRates:
         if self.lin_q.size:
             rates[:, self.lin_q] = qvel[:, self.lin_v]
         for qa, da in self.quats:
-            rates[:, qa:qa + 4] = quat_rate(qpos[:, qa:qa + 4], qvel[:, da:da + 3])
+            rates[:, qa : qa + 4] = quat_rate(qpos[:, qa : qa + 4], qvel[:, da : da + 3])
         return rates
 
     def normalize(self, qpos: np.ndarray) -> None:
         """Scale every quaternion of `qpos` ((nworld, nq), in place) to unit length."""
         for qa, _ in self.quats:
-            qpos[:, qa:qa + 4] /= np.linalg.norm(qpos[:, qa:qa + 4], axis=1, keepdims=True)
+            qpos[:, qa : qa + 4] /= np.linalg.norm(qpos[:, qa : qa + 4], axis=1, keepdims=True)
 
 
 def quat_rate(quat: np.ndarray, omega_local: np.ndarray) -> np.ndarray:
     """(n, 4) dq/dt = q (x) (0, omega) / 2 for body-axes rates omega (n, 3), rad/s."""
     qw, qx, qy, qz = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
     wx, wy, wz = omega_local[:, 0], omega_local[:, 1], omega_local[:, 2]
-    return 0.5 * np.stack([-qx * wx - qy * wy - qz * wz,
-                           qw * wx + qy * wz - qz * wy,
-                           qw * wy - qx * wz + qz * wx,
-                           qw * wz + qx * wy - qy * wx], axis=1)
+    return 0.5 * np.stack(
+        [
+            -qx * wx - qy * wy - qz * wz,
+            qw * wx + qy * wz - qz * wy,
+            qw * wy - qx * wz + qz * wx,
+            qw * wz + qx * wy - qy * wx,
+        ],
+        axis=1,
+    )
 
 
 class StageStepper:
@@ -154,7 +159,14 @@ class StageStepper:
         stop = frozen | newly_frozen
         if any_frozen or stop.any():
             # Worlds frozen before or during this step keep the state they had.
-            for now, before in ((self.qpos, q0), (self.qvel, v0), (self.R, R0), (self.V, V0),
-                                (self.h_wheel, hw0), (self.time, time0), (self.t, t0)):
+            for now, before in (
+                (self.qpos, q0),
+                (self.qvel, v0),
+                (self.R, R0),
+                (self.V, V0),
+                (self.h_wheel, hw0),
+                (self.time, time0),
+                (self.t, t0),
+            ):
                 now[stop] = before[stop]
             self.nstep[stop] -= 1

@@ -59,10 +59,10 @@ class SimView:
         if body not in self._free_adr:
             m = self.mj_model
             jnt = m.body_jntadr[body]
-            free = (m.body_parentid[body] == 0 and m.body_jntnum[body] == 1 and
-                    m.jnt_type[jnt] == 0)
-            self._free_adr[body] = ((int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt]))
-                                    if free else None)
+            free = m.body_parentid[body] == 0 and m.body_jntnum[body] == 1 and m.jnt_type[jnt] == 0
+            self._free_adr[body] = (
+                (int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt])) if free else None
+            )
         return self._free_adr[body]
 
     def body_rotation(self, body: int) -> torch.Tensor:
@@ -71,14 +71,23 @@ class SimView:
         adr = self._free(body)
         if adr is None:
             return self.frames()["Q"][:, body]
-        q = self.array("qpos")[:, adr[0] + 3:adr[0] + 7].to(torch.float64)
+        q = self.array("qpos")[:, adr[0] + 3 : adr[0] + 7].to(torch.float64)
         q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
         w, x, y, z = q.unbind(-1)
-        return torch.stack([
-            1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-            -1).reshape(-1, 3, 3)
+        return torch.stack(
+            [
+                1 - 2 * (y * y + z * z),
+                2 * (x * y - w * z),
+                2 * (x * z + w * y),
+                2 * (x * y + w * z),
+                1 - 2 * (x * x + z * z),
+                2 * (y * z - w * x),
+                2 * (x * z - w * y),
+                2 * (y * z + w * x),
+                1 - 2 * (x * x + y * y),
+            ],
+            -1,
+        ).reshape(-1, 3, 3)
 
     def body_angular_velocity(self, body: int) -> torch.Tensor:
         """Angular velocity in BODY axes, rad/s, (N, 3): a free root body's qvel directly."""
@@ -86,7 +95,7 @@ class SimView:
         if adr is None:
             frames = self.frames()
             return (frames["omega"][:, body, None, :] @ frames["Q"][:, body])[:, 0]
-        return self.array("qvel")[:, adr[1] + 3:adr[1] + 6].to(torch.float64)
+        return self.array("qvel")[:, adr[1] + 3 : adr[1] + 6].to(torch.float64)
 
     def invalidate(self) -> None:
         """Mark the cached frames stale (the state has changed)."""

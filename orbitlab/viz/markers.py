@@ -15,8 +15,7 @@ import numpy as np
 
 from orbitlab.viz.recorder import Recording
 
-LEGEND = ("Hill x radial (red), y along-track (green), z normal (blue); "
-          "nadir (cyan); Sun (yellow)")
+LEGEND = "Hill x radial (red), y along-track (green), z normal (blue); nadir (cyan); Sun (yellow)"
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,11 @@ def anchor(recording: Recording, k: int) -> np.ndarray:
 def marker_length(m: mujoco.MjModel, recording: Recording) -> float:
     """Arrow length, m: three times the largest bounding radius of the tracked entity's geoms."""
     name = tracked_entity(recording)
-    geoms = [g for g in range(m.ngeom) if name and m.body(m.geom_bodyid[g]).name.startswith(
-        f"{name}/")] if name else list(range(m.ngeom))
+    geoms = (
+        [g for g in range(m.ngeom) if name and m.body(m.geom_bodyid[g]).name.startswith(f"{name}/")]
+        if name
+        else list(range(m.ngeom))
+    )
     radius = max((float(m.geom_rbound[g]) for g in geoms), default=0.0)
     return 3.0 * radius if radius > 0.0 else 0.5
 
@@ -53,10 +55,16 @@ def frame_arrows(recording: Recording, k: int, length_m: float) -> list[Arrow]:
     """The Hill axes, nadir and Sun arrows of sample k (see the module doc)."""
     start = anchor(recording, k)
     hill = recording.hill[k]
-    arrows = [Arrow(start, start + length_m * hill[i], rgba, label) for i, (rgba, label) in
-              enumerate((((1, 0.2, 0.2, 1), "Hill x (radial)"),
-                         ((0.2, 1, 0.2, 1), "Hill y (along-track)"),
-                         ((0.3, 0.4, 1, 1), "Hill z (normal)")))]
+    arrows = [
+        Arrow(start, start + length_m * hill[i], rgba, label)
+        for i, (rgba, label) in enumerate(
+            (
+                ((1, 0.2, 0.2, 1), "Hill x (radial)"),
+                ((0.2, 1, 0.2, 1), "Hill y (along-track)"),
+                ((0.3, 0.4, 1, 1), "Hill z (normal)"),
+            )
+        )
+    ]
     r = recording.r_eci_km[k]
     nadir = -r / max(float(np.linalg.norm(r)), 1e-12)
     sun = recording.sun_eci[k] / max(float(np.linalg.norm(recording.sun_eci[k])), 1e-12)
@@ -82,9 +90,19 @@ def add_arrows(scene: mujoco.MjvScene, arrows: list[Arrow], width_m: float) -> N
         if scene.ngeom >= scene.maxgeom:
             return
         geom = scene.geoms[scene.ngeom]
-        mujoco.mjv_initGeom(geom, mujoco.mjtGeom.mjGEOM_ARROW, np.zeros(3), np.zeros(3),
-                            np.eye(3).ravel(), np.asarray(arrow.rgba, dtype=np.float32))
-        mujoco.mjv_connector(geom, mujoco.mjtGeom.mjGEOM_ARROW, width_m,
-                             np.asarray(arrow.start, dtype=np.float64),
-                             np.asarray(arrow.end, dtype=np.float64))
+        mujoco.mjv_initGeom(
+            geom,
+            mujoco.mjtGeom.mjGEOM_ARROW,
+            np.zeros(3),
+            np.zeros(3),
+            np.eye(3).ravel(),
+            np.asarray(arrow.rgba, dtype=np.float32),
+        )
+        mujoco.mjv_connector(
+            geom,
+            mujoco.mjtGeom.mjGEOM_ARROW,
+            width_m,
+            np.asarray(arrow.start, dtype=np.float64),
+            np.asarray(arrow.end, dtype=np.float64),
+        )
         scene.ngeom += 1

@@ -32,8 +32,9 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError as error:
-        raise VizUnavailable(f"plots= needs matplotlib: pip install 'orbitlab-sim[viz]' "
-                             f"({error})") from error
+        raise VizUnavailable(
+            f"plots= needs matplotlib: pip install 'orbitlab-sim[viz]' ({error})"
+        ) from error
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -41,8 +42,7 @@ def require_matplotlib():
 
 
 def _figure(plt, rows: int, title: str, sharex: bool = True):
-    fig, axes = plt.subplots(rows, 1, figsize=(9, 2.6 * rows + 0.6), sharex=sharex,
-                             squeeze=False)
+    fig, axes = plt.subplots(rows, 1, figsize=(9, 2.6 * rows + 0.6), sharex=sharex, squeeze=False)
     fig.suptitle(title)
     return fig, axes[:, 0]
 
@@ -66,8 +66,12 @@ def plot_position(plt, rec: Recording, path: Path) -> Path:
     if len(names) > 1:
         ref = rec.entities[names[0]].pos_m
         others = names[1:]
-        fig, axes = _figure(plt, 4, f"Hill-frame position relative to '{names[0]}' "
-                                    f"(world {rec.world})", sharex=False)
+        fig, axes = _figure(
+            plt,
+            4,
+            f"Hill-frame position relative to '{names[0]}' (world {rec.world})",
+            sharex=False,
+        )
         for name in others:
             rel = np.einsum("tij,tj->ti", rec.hill, rec.entities[name].pos_m - ref)
             for i in range(3):
@@ -129,8 +133,9 @@ def plot_actuators(plt, rec: Recording, path: Path) -> Path:
 
 def plot_terms(plt, rec: Recording, path: Path) -> Path:
     t = rec.time_s
-    fig, axes = _figure(plt, max(len(rec.terms), 1), f"Reward terms, unweighted "
-                                                     f"(world {rec.world})")
+    fig, axes = _figure(
+        plt, max(len(rec.terms), 1), f"Reward terms, unweighted (world {rec.world})"
+    )
     for ax, (name, values) in zip(axes, rec.terms.items(), strict=False):
         ax.plot(t, values)
         ax.set_ylabel(name)
@@ -142,6 +147,12 @@ def save_plots(recording: Recording, out_dir: str | Path) -> list[Path]:
     plt = require_matplotlib()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return [plot(plt, recording, out / f"{name}.png") for name, plot in
-            (("position", plot_position), ("attitude", plot_attitude),
-             ("actuators", plot_actuators), ("terms", plot_terms))]
+    return [
+        plot(plt, recording, out / f"{name}.png")
+        for name, plot in (
+            ("position", plot_position),
+            ("attitude", plot_attitude),
+            ("actuators", plot_actuators),
+            ("terms", plot_terms),
+        )
+    ]

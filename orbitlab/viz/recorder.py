@@ -87,8 +87,9 @@ class Recorder:
         self._rows: list[dict] = []
         self._env = None
 
-    def observe(self, env, terms: dict[str, torch.Tensor],
-                outputs: dict[str, torch.Tensor]) -> None:
+    def observe(
+        self, env, terms: dict[str, torch.Tensor], outputs: dict[str, torch.Tensor]
+    ) -> None:
         if not self.active:
             return
         if not 0 <= self.world < env.num_envs:
@@ -101,8 +102,10 @@ class Recorder:
             "qpos": _row(view.array("qpos"), w),
             "mocap_pos": _row(view.array("mocap_pos"), w).reshape(-1, 3),
             "mocap_quat": _row(view.array("mocap_quat"), w).reshape(-1, 4),
-            "r_eci_km": _row(view.array("R"), w), "v_eci_kms": _row(view.array("V"), w),
-            "sun_eci": _row(view.array("sun_eci"), w), "hill": _row(hill, w),
+            "r_eci_km": _row(view.array("R"), w),
+            "v_eci_kms": _row(view.array("V"), w),
+            "sun_eci": _row(view.array("sun_eci"), w),
+            "hill": _row(hill, w),
             "outputs": {k: _row(v, w) for k, v in outputs.items()},
             "terms": {k: float(v[w]) for k, v in terms.items()},
         }
@@ -111,11 +114,14 @@ class Recorder:
         for name, entity in scene.entities.items():
             if entity.free:
                 pos, quat = entity.root_pose()
-                row[f"entity/{name}"] = (_row(pos, w), _row(quat, w),
-                                         _row(entity.root_velocity()[1], w))
+                row[f"entity/{name}"] = (
+                    _row(pos, w),
+                    _row(quat, w),
+                    _row(entity.root_velocity()[1], w),
+                )
         self._rows.append(row)
         if self.max_samples is not None and len(self._rows) > self.max_samples:
-            del self._rows[:-self.max_samples]
+            del self._rows[: -self.max_samples]
 
     def episode_ended(self, ended: torch.Tensor) -> None:
         if bool(ended[self.world]):
@@ -138,11 +144,19 @@ class Recorder:
         term_names = list(rows[-1]["terms"])
         groups = env.scene.actuators
         return Recording(
-            world=self.world, step_dt_s=env.step_dt, time_s=np.array([r["time_s"] for r in rows]),
-            qpos=stack("qpos"), mocap_pos=stack("mocap_pos"), mocap_quat=stack("mocap_quat"),
-            r_eci_km=stack("r_eci_km"), v_eci_kms=stack("v_eci_kms"), sun_eci=stack("sun_eci"),
-            hill=stack("hill"), entities=entities,
+            world=self.world,
+            step_dt_s=env.step_dt,
+            time_s=np.array([r["time_s"] for r in rows]),
+            qpos=stack("qpos"),
+            mocap_pos=stack("mocap_pos"),
+            mocap_quat=stack("mocap_quat"),
+            r_eci_km=stack("r_eci_km"),
+            v_eci_kms=stack("v_eci_kms"),
+            sun_eci=stack("sun_eci"),
+            hill=stack("hill"),
+            entities=entities,
             outputs={k: np.stack([r["outputs"][k] for r in rows]) for k in rows[0]["outputs"]},
             output_units={k: OUTPUT_UNITS.get(g.kind, "") for k, g in groups.items()},
             actions=stack("actions") if "actions" in rows[0] else None,
-            terms={k: np.array([r["terms"].get(k, np.nan) for r in rows]) for k in term_names})
+            terms={k: np.array([r["terms"].get(k, np.nan) for r in rows]) for k in term_names},
+        )

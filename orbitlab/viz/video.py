@@ -57,8 +57,9 @@ def require_ffmpeg() -> None:
         import imageio  # noqa: F401
         import imageio_ffmpeg  # noqa: F401
     except ImportError as error:
-        raise VizUnavailable(f"video= needs imageio and imageio-ffmpeg ({error}): "
-                             f"{INSTALL}") from error
+        raise VizUnavailable(
+            f"video= needs imageio and imageio-ffmpeg ({error}): {INSTALL}"
+        ) from error
 
 
 class VideoRenderer:
@@ -73,11 +74,11 @@ class VideoRenderer:
         model.vis.global_.offwidth = max(cfg.width, model.vis.global_.offwidth)
         model.vis.global_.offheight = max(cfg.height, model.vis.global_.offheight)
         try:
-            self.gl_backend, self._gl, self._mjr = _make_gl_context(model, cfg.width,
-                                                                    cfg.height)
+            self.gl_backend, self._gl, self._mjr = _make_gl_context(model, cfg.width, cfg.height)
         except RuntimeError as error:
-            raise VizUnavailable(f"video= needs an OpenGL context for MuJoCo's offscreen "
-                                 f"renderer: {error}") from error
+            raise VizUnavailable(
+                f"video= needs an OpenGL context for MuJoCo's offscreen renderer: {error}"
+            ) from error
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._mjr)
         self.m = model
         self._data = mujoco.MjData(model)
@@ -112,16 +113,23 @@ class VideoRenderer:
         cam.lookat[:] = self._lookat(recording, k)
         cam.distance, cam.azimuth, cam.elevation = distance, cfg.azimuth_deg, cfg.elevation_deg
         self._gl.make_current()
-        mujoco.mjv_updateScene(m, d, self._option, None, cam, mujoco.mjtCatBit.mjCAT_ALL,
-                               self._scene)
+        mujoco.mjv_updateScene(
+            m, d, self._option, None, cam, mujoco.mjtCatBit.mjCAT_ALL, self._scene
+        )
         add_arrows(self._scene, frame_arrows(recording, k, length), 0.03 * length)
         mujoco.mjr_render(self._rect, self._scene, self._mjr)
         font = mujoco.mjtFont.mjFONT_NORMAL
-        mujoco.mjr_overlay(font, mujoco.mjtGridPos.mjGRID_TOPLEFT, self._rect,
-                           f"t = {recording.time_s[k]:.1f} s", f"world {recording.world}",
-                           self._mjr)
-        mujoco.mjr_overlay(font, mujoco.mjtGridPos.mjGRID_BOTTOMLEFT, self._rect, LEGEND, "",
-                           self._mjr)
+        mujoco.mjr_overlay(
+            font,
+            mujoco.mjtGridPos.mjGRID_TOPLEFT,
+            self._rect,
+            f"t = {recording.time_s[k]:.1f} s",
+            f"world {recording.world}",
+            self._mjr,
+        )
+        mujoco.mjr_overlay(
+            font, mujoco.mjtGridPos.mjGRID_BOTTOMLEFT, self._rect, LEGEND, "", self._mjr
+        )
         rgb = np.empty((cfg.height, cfg.width, 3), dtype=np.uint8)
         mujoco.mjr_readPixels(rgb, None, self._rect, self._mjr)
         return rgb[::-1]
@@ -137,8 +145,9 @@ class VideoRenderer:
         distance = self._distance(recording, length)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with imageio.get_writer(path, fps=fps, codec="libx264", quality=7,
-                                macro_block_size=16, ffmpeg_log_level="error") as writer:
+        with imageio.get_writer(
+            path, fps=fps, codec="libx264", quality=7, macro_block_size=16, ffmpeg_log_level="error"
+        ) as writer:
             for k in range(len(recording)):
                 writer.append_data(self.frame(recording, k, length, distance))
         return len(recording)

@@ -66,8 +66,9 @@ class _LiveViewer:
         self.frames = 0
         """Updates shown so far."""
 
-    def observe(self, env, terms: dict[str, torch.Tensor],
-                outputs: dict[str, torch.Tensor]) -> None:
+    def observe(
+        self, env, terms: dict[str, torch.Tensor], outputs: dict[str, torch.Tensor]
+    ) -> None:
         if not self._recorder.active:
             return
         self._recorder.observe(env, terms, outputs)
@@ -137,8 +138,9 @@ class ViserViewer(_LiveViewer):
         try:
             import viser
         except ImportError as error:
-            raise VizUnavailable(f"viewer=true without a display needs viser ({error}): "
-                                 f"{VISER_INSTALL}") from error
+            raise VizUnavailable(
+                f"viewer=true without a display needs viser ({error}): {VISER_INSTALL}"
+            ) from error
         self.server = viser.ViserServer(host=cfg.host, port=cfg.port, verbose=False)
         self.url = f"http://{cfg.host}:{self.server.get_port()}"
         self._bodies = {}
@@ -160,22 +162,30 @@ class ViserViewer(_LiveViewer):
             return scene.add_icosphere(name, radius=1.0, scale=scale, **style, **pose)
         if kind in (t.mjGEOM_CYLINDER, t.mjGEOM_CAPSULE):
             height = 2 * size[1] + (2 * size[0] if kind == t.mjGEOM_CAPSULE else 0.0)
-            return scene.add_cylinder(name, radius=float(size[0]), height=float(height),
-                                      **style, **pose)
+            return scene.add_cylinder(
+                name, radius=float(size[0]), height=float(height), **style, **pose
+            )
         if kind == t.mjGEOM_MESH:
             mesh = m.geom_dataid[g]
             v0, nv = m.mesh_vertadr[mesh], m.mesh_vertnum[mesh]
             f0, nf = m.mesh_faceadr[mesh], m.mesh_facenum[mesh]
-            return scene.add_mesh_simple(name, m.mesh_vert[v0:v0 + nv].astype(np.float32),
-                                         m.mesh_face[f0:f0 + nf].astype(np.uint32),
-                                         **style, **pose)
+            return scene.add_mesh_simple(
+                name,
+                m.mesh_vert[v0 : v0 + nv].astype(np.float32),
+                m.mesh_face[f0 : f0 + nf].astype(np.uint32),
+                **style,
+                **pose,
+            )
         return None  # planes, height fields, SDFs: not shown
 
     def _build(self) -> None:
         m = self.m
         for b in range(1, m.nbody):
-            geoms = [g for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b])
-                     if m.geom_group[g] in GROUPS]
+            geoms = [
+                g
+                for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b])
+                if m.geom_group[g] in GROUPS
+            ]
             if not geoms:
                 continue
             name = f"/world/{m.body(b).name or b}".replace("//", "/")
@@ -192,10 +202,14 @@ class ViserViewer(_LiveViewer):
             arrows = frame_arrows(rec, 0, self._length)
             points = np.array([[a.start, a.end] for a in arrows], dtype=np.float32)
             colors = np.array([_rgb(a.rgba) for a in arrows], dtype=np.uint8)
-            self.server.scene.add_arrows("/markers", points, colors,
-                                         shaft_radius=0.02 * self._length,
-                                         head_radius=0.05 * self._length,
-                                         head_length=0.12 * self._length)
+            self.server.scene.add_arrows(
+                "/markers",
+                points,
+                colors,
+                shaft_radius=0.02 * self._length,
+                head_radius=0.05 * self._length,
+                head_length=0.12 * self._length,
+            )
             self._clock.text = f"t = {rec.time_s[0]:.1f} s (world {rec.world})"
             self._clock.position = tuple(points[0, 0] + np.array([0, 0, self._length]))
 

@@ -21,28 +21,42 @@ class TaskEntry:
 
 
 TASKS: dict[str, TaskEntry] = {
-    "Detumble-MTQ": TaskEntry("orbitlab_tasks.detumble.detumble_env_cfg:mtq_env_cfg",
-                              "orbitlab_tasks.detumble.detumble_env_cfg:mtq_baseline_cfg"),
-    "Detumble-RW": TaskEntry("orbitlab_tasks.detumble.detumble_env_cfg:rw_env_cfg",
-                             "orbitlab_tasks.detumble.detumble_env_cfg:rw_baseline_cfg"),
-    "Pointing": TaskEntry("orbitlab_tasks.pointing.pointing_env_cfg:env_cfg",
-                          "orbitlab_tasks.pointing.pointing_env_cfg:baseline_cfg"),
-    "Docking": TaskEntry("orbitlab_tasks.docking.docking_env_cfg:env_cfg",
-                         "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
+    "Detumble-MTQ": TaskEntry(
+        "orbitlab_tasks.detumble.detumble_env_cfg:mtq_env_cfg",
+        "orbitlab_tasks.detumble.detumble_env_cfg:mtq_baseline_cfg",
+    ),
+    "Detumble-RW": TaskEntry(
+        "orbitlab_tasks.detumble.detumble_env_cfg:rw_env_cfg",
+        "orbitlab_tasks.detumble.detumble_env_cfg:rw_baseline_cfg",
+    ),
+    "Pointing": TaskEntry(
+        "orbitlab_tasks.pointing.pointing_env_cfg:env_cfg",
+        "orbitlab_tasks.pointing.pointing_env_cfg:baseline_cfg",
+    ),
+    "Docking": TaskEntry(
+        "orbitlab_tasks.docking.docking_env_cfg:env_cfg",
+        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg",
+    ),
     "Docking-Translation": TaskEntry(
         "orbitlab_tasks.docking.docking_env_cfg:translation_env_cfg",
-        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
+        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg",
+    ),
     "Docking-Velocity": TaskEntry(
         "orbitlab_tasks.docking.docking_env_cfg:velocity_env_cfg",
-        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg"),
-    "Formation": TaskEntry("orbitlab_tasks.formation.formation_env_cfg:env_cfg",
-                           "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
+        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg",
+    ),
+    "Formation": TaskEntry(
+        "orbitlab_tasks.formation.formation_env_cfg:env_cfg",
+        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg",
+    ),
     "Formation-Translation": TaskEntry(
         "orbitlab_tasks.formation.formation_env_cfg:translation_env_cfg",
-        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
+        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg",
+    ),
     "Formation-Velocity": TaskEntry(
         "orbitlab_tasks.formation.formation_env_cfg:velocity_env_cfg",
-        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg"),
+        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg",
+    ),
 }
 """Task name -> its config factories."""
 

@@ -33,14 +33,25 @@ class grow_range_on_success:
 
     def _apply(self, env, event: str, param: str, start, final) -> None:
         if event not in env.event_manager.terms:
-            raise ValueError(f"curriculum: no event '{event}' (have: "
-                             f"{', '.join(env.event_manager.terms)})")
+            raise ValueError(
+                f"curriculum: no event '{event}' (have: {', '.join(env.event_manager.terms)})"
+            )
         value = tuple(s + self.level * (f - s) for s, f in zip(start, final, strict=True))
         env.event_manager.terms[event].params[param] = value
 
-    def __call__(self, env, env_ids: torch.Tensor, event: str, param: str, start, final,
-                 step: float = 0.1, promote_rate: float = 0.8, demote_rate: float = 0.3,
-                 success_term: str = "success") -> float:
+    def __call__(
+        self,
+        env,
+        env_ids: torch.Tensor,
+        event: str,
+        param: str,
+        start,
+        final,
+        step: float = 0.1,
+        promote_rate: float = 0.8,
+        demote_rate: float = 0.3,
+        success_term: str = "success",
+    ) -> float:
         last = env.termination_manager.last.get(success_term)
         ended = env.episode_length_buf[env_ids] > 0  # the initial reset ends no episode
         if last is not None and bool(ended.any()):

@@ -27,47 +27,75 @@ __all__ = [
 def _uniform(env, env_ids, low, high) -> torch.Tensor:
     low = torch.as_tensor(low, dtype=torch.float64, device=env.device)
     high = torch.as_tensor(high, dtype=torch.float64, device=env.device)
-    u = torch.rand((env_ids.numel(), *low.shape), generator=env.event_manager.generator,
-                   dtype=torch.float64, device=env.device)
+    u = torch.rand(
+        (env_ids.numel(), *low.shape),
+        generator=env.event_manager.generator,
+        dtype=torch.float64,
+        device=env.device,
+    )
     return low + (high - low) * u
 
 
 def random_unit_quat(env, count: int) -> torch.Tensor:
     """Uniformly distributed rotations (w >= 0)."""
-    q = torch.randn((count, 4), generator=env.event_manager.generator, dtype=torch.float64,
-                    device=env.device)
+    q = torch.randn(
+        (count, 4), generator=env.event_manager.generator, dtype=torch.float64, device=env.device
+    )
     q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
     return torch.where(q[:, :1] < 0, -q, q)
 
 
-def reset_root_rates(env, env_ids, entity: str, max_rate_rad_s: float,
-                     min_rate_rad_s: float = 0.0) -> None:
+def reset_root_rates(
+    env, env_ids, entity: str, max_rate_rad_s: float, min_rate_rad_s: float = 0.0
+) -> None:
     """Body rates of uniformly random direction and magnitude in [min, max] rad/s."""
-    direction = torch.randn((env_ids.numel(), 3), generator=env.event_manager.generator,
-                            dtype=torch.float64, device=env.device)
+    direction = torch.randn(
+        (env_ids.numel(), 3),
+        generator=env.event_manager.generator,
+        dtype=torch.float64,
+        device=env.device,
+    )
     direction = direction / torch.linalg.vector_norm(direction, dim=-1, keepdim=True)
     magnitude = _uniform(env, env_ids, min_rate_rad_s, max_rate_rad_s)
-    env.scene.entities[entity].set_root_state(env_ids, ang_vel_body=direction * magnitude[:, None],
-                                              refresh=False)
+    env.scene.entities[entity].set_root_state(
+        env_ids, ang_vel_body=direction * magnitude[:, None], refresh=False
+    )
 
 
 def reset_root_attitude(env, env_ids, entity: str) -> None:
     """A uniformly random attitude."""
-    env.scene.entities[entity].set_root_state(env_ids, refresh=False,
-                                              quat=random_unit_quat(env, env_ids.numel()))
+    env.scene.entities[entity].set_root_state(
+        env_ids, refresh=False, quat=random_unit_quat(env, env_ids.numel())
+    )
 
 
-def reset_root_pose_uniform(env, env_ids, entity: str, pos_low_m, pos_high_m,
-                            vel_low_mps=(0.0, 0.0, 0.0), vel_high_mps=(0.0, 0.0, 0.0)) -> None:
+def reset_root_pose_uniform(
+    env,
+    env_ids,
+    entity: str,
+    pos_low_m,
+    pos_high_m,
+    vel_low_mps=(0.0, 0.0, 0.0),
+    vel_high_mps=(0.0, 0.0, 0.0),
+) -> None:
     """Root position and velocity (world axes) drawn uniformly in boxes."""
     env.scene.entities[entity].set_root_state(
-        env_ids, pos_m=_uniform(env, env_ids, pos_low_m, pos_high_m),
-        lin_vel_mps=_uniform(env, env_ids, vel_low_mps, vel_high_mps), refresh=False)
+        env_ids,
+        pos_m=_uniform(env, env_ids, pos_low_m, pos_high_m),
+        lin_vel_mps=_uniform(env, env_ids, vel_low_mps, vel_high_mps),
+        refresh=False,
+    )
 
 
-def randomize_orbit(env, env_ids, altitude_km=(400.0, 600.0), inclination_deg=(0.0, 98.0),
-                    eccentricity=(0.0, 0.0), radius_km: float = 6378.137,
-                    mu: float = 398600.4418) -> None:
+def randomize_orbit(
+    env,
+    env_ids,
+    altitude_km=(400.0, 600.0),
+    inclination_deg=(0.0, 98.0),
+    eccentricity=(0.0, 0.0),
+    radius_km: float = 6378.137,
+    mu: float = 398600.4418,
+) -> None:
     """A random chief orbit per env: altitude of perigee, inclination, uniform angles."""
     alt = _uniform(env, env_ids, *altitude_km).cpu().numpy()
     inc = np.radians(_uniform(env, env_ids, *inclination_deg).cpu().numpy())
@@ -76,8 +104,11 @@ def randomize_orbit(env, env_ids, altitude_km=(400.0, 600.0), inclination_deg=(0
     a = (radius_km + alt) / (1.0 - ecc)
     R, V = coe_to_rv(a, ecc, inc, angles[:, 0], angles[:, 1], angles[:, 2], mu=mu)
     ids = env_ids.cpu().numpy()
-    t = env.scene.data.t[ids] if isinstance(env.scene.data.t, np.ndarray) else \
-        env.scene.data.t.numpy()[ids]
+    t = (
+        env.scene.data.t[ids]
+        if isinstance(env.scene.data.t, np.ndarray)
+        else env.scene.data.t.numpy()[ids]
+    )
     env.scene.data.set_orbit_state(R, V, t, ids)
 
 
@@ -98,8 +129,9 @@ def apply_angular_impulse(env, env_ids, entity: str, max_impulse_nms: float) -> 
     """A random angular impulse on the root (interval mode: a disturbance kick), N m s."""
     omega = env.scene.entities[entity].root_velocity()[1]
     body = env.scene.entities[entity].root_body
-    inertia = torch.as_tensor(env.scene.mj_model.body_inertia[body], dtype=torch.float64,
-                              device=env.device)
+    inertia = torch.as_tensor(
+        env.scene.mj_model.body_inertia[body], dtype=torch.float64, device=env.device
+    )
     impulse = _uniform(env, env_ids, (-max_impulse_nms,) * 3, (max_impulse_nms,) * 3)
     omega[env_ids] = omega[env_ids] + impulse / inertia
     env.scene.data.forward()

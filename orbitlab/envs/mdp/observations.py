@@ -21,7 +21,7 @@ __all__ = [
 def sensor_value(env, name: str, slice_: tuple[int, int] | None = None) -> torch.Tensor:
     """A sensor's delivered measurement ('entity/sensor'), optionally a component slice."""
     value = env.scene.sensors[name].value
-    return value if slice_ is None else value[:, slice_[0]:slice_[1]]
+    return value if slice_ is None else value[:, slice_[0] : slice_[1]]
 
 
 def root_ang_vel(env, entity: str) -> torch.Tensor:
@@ -40,8 +40,9 @@ def wheel_speed(env, group: str, scale_rad_s: float | None = None) -> torch.Tens
     wheels = env.scene.actuators[group]
     speed = wheels.speed()
     if scale_rad_s is None:
-        limit = torch.tensor([r["max_speed"] for r in wheels._rows], dtype=speed.dtype,
-                             device=speed.device)
+        limit = torch.tensor(
+            [r["max_speed"] for r in wheels._rows], dtype=speed.dtype, device=speed.device
+        )
         return speed / limit
     return speed / scale_rad_s
 
@@ -58,8 +59,7 @@ def generated_command(env, name: str) -> torch.Tensor:
 
 def attitude_error_vec(env, attitude: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Vector part of the shortest-path error quaternion q_target^* (x) q, (N, 3)."""
-    conj = target * torch.tensor([1.0, -1.0, -1.0, -1.0], dtype=target.dtype,
-                                 device=target.device)
+    conj = target * torch.tensor([1.0, -1.0, -1.0, -1.0], dtype=target.dtype, device=target.device)
     q_e = quat_multiply(conj, attitude)
     return torch.where(q_e[:, :1] < 0, -q_e, q_e)[:, 1:]
 

@@ -16,8 +16,11 @@ from types import ModuleType
 
 from orbitlab.rl.train.common import TrainResult, TrainSettings, segment_seed
 
-TRAINERS = {"rsl_rl": "orbitlab.rl.train.rsl_rl", "sb3": "orbitlab.rl.train.sb3",
-            "rl_games": "orbitlab.rl.train.rl_games"}
+TRAINERS = {
+    "rsl_rl": "orbitlab.rl.train.rsl_rl",
+    "sb3": "orbitlab.rl.train.sb3",
+    "rl_games": "orbitlab.rl.train.rl_games",
+}
 
 
 def trainer(library: str) -> ModuleType:

@@ -39,6 +39,7 @@ def at_least(low: float, integer: bool = True) -> Rule:
 
     def rule(value: Any) -> str | None:
         return None if _number(value, integer) and value >= low else f"expected {kind} >= {low}"
+
     return rule
 
 
@@ -54,8 +55,10 @@ def fraction(value: Any) -> str | None:
 
 def one_of(*options: str) -> Rule:
     """A rule: one of `options`."""
+
     def rule(value: Any) -> str | None:
         return None if value in options else f"expected one of {', '.join(options)}"
+
     return rule
 
 
@@ -66,17 +69,29 @@ def bool_or_path(value: Any) -> str | None:
 
 
 RANGES: dict[str, Rule] = {
-    "num_envs": at_least(1), "seed": at_least(0), "eval_num_envs": at_least(0),
-    "select_num_envs": at_least(1), "backend": one_of("cpu", "warp"), "resume": bool_or_path,
-    "agent.max_iterations": at_least(1), "agent.save_interval": at_least(1),
-    "agent.num_steps_per_env": at_least(1), "agent.n_steps": at_least(1),
-    "agent.batch_size": at_least(1), "agent.n_epochs": at_least(1),
-    "agent.steps_per_iteration": at_least(1), "agent.init_std": positive,
+    "num_envs": at_least(1),
+    "seed": at_least(0),
+    "eval_num_envs": at_least(0),
+    "select_num_envs": at_least(1),
+    "backend": one_of("cpu", "warp"),
+    "resume": bool_or_path,
+    "agent.max_iterations": at_least(1),
+    "agent.save_interval": at_least(1),
+    "agent.num_steps_per_env": at_least(1),
+    "agent.n_steps": at_least(1),
+    "agent.batch_size": at_least(1),
+    "agent.n_epochs": at_least(1),
+    "agent.steps_per_iteration": at_least(1),
+    "agent.init_std": positive,
     "agent.library": one_of("rsl_rl", "sb3", "rl_games"),
     # anywhere under agent. (rl-games nests them under config.)
-    "learning_rate": positive, "gamma": fraction, "horizon_length": at_least(1),
-    "minibatch_size": at_least(1), "mini_epochs": at_least(1),
-    "agent.hidden_dims[]": at_least(1), "units[]": at_least(1),
+    "learning_rate": positive,
+    "gamma": fraction,
+    "horizon_length": at_least(1),
+    "minibatch_size": at_least(1),
+    "mini_epochs": at_least(1),
+    "agent.hidden_dims[]": at_least(1),
+    "units[]": at_least(1),
 }
 
 UNTYPED = {"resume"}
@@ -118,11 +133,14 @@ def check_value(key: str, value: Any, default: Any) -> None:
     mappings) and fits the range rule of `key`."""
     kind = None if key in UNTYPED else _kind(default)
     if kind is not None and not kind[1](value):
-        raise ArgumentError(f"{key}={_show(value)} is invalid: expected {kind[0]} "
-                            f"(like the default {_show(default)})")
+        raise ArgumentError(
+            f"{key}={_show(value)} is invalid: expected {kind[0]} "
+            f"(like the default {_show(default)})"
+        )
     pattern = re.sub(r"\[\d+\]", "[]", key)
-    rule = RANGES.get(pattern) or (RANGES.get(pattern.rsplit(".", 1)[-1])
-                                   if pattern.startswith("agent.") else None)
+    rule = RANGES.get(pattern) or (
+        RANGES.get(pattern.rsplit(".", 1)[-1]) if pattern.startswith("agent.") else None
+    )
     problem = rule(value) if rule is not None else None
     if problem is not None:
         raise ArgumentError(f"{key}={_show(value)} is invalid: {problem}")
@@ -155,11 +173,13 @@ def plain_config(config: Any) -> dict[str, Any]:
             continue
         try:
             value = config[key]
-            out[key] = (OmegaConf.to_container(value, resolve=True)
-                        if OmegaConf.is_config(value) else value)
+            out[key] = (
+                OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
+            )
         except OmegaConfBaseException as error:
-            raise ArgumentError(f"{key}: cannot be resolved: "
-                                f"{str(error).splitlines()[0]}") from None
+            raise ArgumentError(
+                f"{key}: cannot be resolved: {str(error).splitlines()[0]}"
+            ) from None
     return out
 
 
@@ -201,11 +221,13 @@ class ValidateConfig(Callback):
         def check() -> None:
             if config.hydra.sweeper.get("_target_", "").endswith("BasicSweeper"):
                 for job in sweep_jobs(config):
-                    composed = compose(config_name=config_name or "train", overrides=job,
-                                       return_hydra_config=True)
+                    composed = compose(
+                        config_name=config_name or "train", overrides=job, return_hydra_config=True
+                    )
                     check_composed(composed, config_name)
             else:  # another sweeper: the sweep's own values are checked in each job
                 check_composed(config, config_name)
+
         self._checked(check, config)
 
     @staticmethod

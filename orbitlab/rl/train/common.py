@@ -35,8 +35,9 @@ class TrainSettings:
     """Allow resuming from a pickled (sb3, rl-games) checkpoint, which can run code."""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def make_env(self, num_envs: int | None = None, seed: int | None = None,
-                 evaluation: bool = False) -> ManagerBasedRLEnv:
+    def make_env(
+        self, num_envs: int | None = None, seed: int | None = None, evaluation: bool = False
+    ) -> ManagerBasedRLEnv:
         """A fresh env of the task with `num_envs` worlds (default: the run's).
 
         `evaluation`: without the curriculum, i.e. at the task's configured (full) ranges.
@@ -44,8 +45,12 @@ class TrainSettings:
         import orbitlab_tasks
 
         entry = orbitlab_tasks.task_entry(self.task)
-        cfg = load_cfg(entry.env_cfg, num_envs=num_envs or self.num_envs, backend=self.backend,
-                       device=self.device)
+        cfg = load_cfg(
+            entry.env_cfg,
+            num_envs=num_envs or self.num_envs,
+            backend=self.backend,
+            device=self.device,
+        )
         cfg.seed = self.seed if seed is None else seed
         if evaluation:
             cfg.curriculum = {}
@@ -82,44 +87,61 @@ def segments(start: int, total: int, length: int) -> list[tuple[int, int]]:
     return [(first, min(first + length, total)) for first in range(start, total, length)]
 
 
-def find_resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
-                           current_run: Path | None = None, pattern: str = "model_*.pt",
-                           is_resumable=None) -> Path:
+def find_resume_checkpoint(
+    resume: str | bool,
+    runs_root: Path,
+    task: str,
+    current_run: Path | None = None,
+    pattern: str = "model_*.pt",
+    is_resumable=None,
+) -> Path:
     """The checkpoint that `resume` designates.
 
     `resume` true: the newest resumable checkpoint of the latest earlier run of `task`
     under `runs_root/<task>/`; a path: that checkpoint file, or the newest resumable
     checkpoint in that run directory. `is_resumable(path) -> bool` filters candidates.
     """
+
     def newest(run: Path) -> Path | None:
         found = [p for p in run.glob(pattern) if is_resumable is None or is_resumable(p)]
         return max(found, key=_iteration_of, default=None)
 
     if resume is True or str(resume).lower() == "true":
         task_runs = runs_root / task
-        runs = sorted((p for p in task_runs.glob("*") if p.is_dir()
-                       and (current_run is None or p.resolve() != Path(current_run).resolve())),
-                      key=lambda p: p.name, reverse=True)
+        runs = sorted(
+            (
+                p
+                for p in task_runs.glob("*")
+                if p.is_dir()
+                and (current_run is None or p.resolve() != Path(current_run).resolve())
+            ),
+            key=lambda p: p.name,
+            reverse=True,
+        )
         for run in runs:
             found = newest(run)
             if found is not None:
                 return found
-        raise FileNotFoundError(f"resume=true: no resumable checkpoint in any run under "
-                                f"{task_runs}")
+        raise FileNotFoundError(
+            f"resume=true: no resumable checkpoint in any run under {task_runs}"
+        )
     path = Path(str(resume))
     if path.is_file():
         if is_resumable is not None and not is_resumable(path):
-            raise ValueError(f"checkpoint {path} was written mid-segment (e.g. on Ctrl-C) and "
-                             "cannot continue the run exactly; pass its run directory to "
-                             "resume from the last segment checkpoint")
+            raise ValueError(
+                f"checkpoint {path} was written mid-segment (e.g. on Ctrl-C) and "
+                "cannot continue the run exactly; pass its run directory to "
+                "resume from the last segment checkpoint"
+            )
         return path
     if path.is_dir():
         found = newest(path)
         if found is None:
             raise FileNotFoundError(f"resume={path}: no resumable checkpoint ({pattern}) there")
         return found
-    raise FileNotFoundError(f"resume={resume}: neither true nor an existing checkpoint or run "
-                            "directory")
+    raise FileNotFoundError(
+        f"resume={resume}: neither true nor an existing checkpoint or run directory"
+    )
 
 
 def _iteration_of(path: Path) -> int:

@@ -30,8 +30,11 @@ class ProcessInfo:
 
 def process_info() -> ProcessInfo:
     """This process's rank, local rank and world size (torchrun's environment)."""
-    return ProcessInfo(int(os.getenv("RANK", "0")), int(os.getenv("LOCAL_RANK", "0")),
-                       int(os.getenv("WORLD_SIZE", "1")))
+    return ProcessInfo(
+        int(os.getenv("RANK", "0")),
+        int(os.getenv("LOCAL_RANK", "0")),
+        int(os.getenv("WORLD_SIZE", "1")),
+    )
 
 
 def init(info: ProcessInfo, device: str | None) -> str | None:
@@ -44,8 +47,9 @@ def init(info: ProcessInfo, device: str | None) -> str | None:
         device = f"cuda:{info.local_rank}"
         torch.cuda.set_device(info.local_rank)
     if not torch.distributed.is_initialized():
-        torch.distributed.init_process_group("nccl" if use_cuda else "gloo", rank=info.rank,
-                                             world_size=info.world_size)
+        torch.distributed.init_process_group(
+            "nccl" if use_cuda else "gloo", rank=info.rank, world_size=info.world_size
+        )
     return device
 
 
@@ -57,8 +61,10 @@ def shared_run_dir(info: ProcessInfo, run_dir: Path) -> Path:
     chosen = [str(run_dir)]
     torch.distributed.broadcast_object_list(chosen, src=0)
     shared = Path(chosen[0])
-    launcher_only = run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= {".hydra",
-                                                                                 "train.log"}
+    launcher_only = run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= {
+        ".hydra",
+        "train.log",
+    }
     if shared.resolve() != run_dir.resolve() and launcher_only:
         shutil.rmtree(run_dir, ignore_errors=True)
     return shared

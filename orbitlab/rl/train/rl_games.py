@@ -27,12 +27,17 @@ from orbitlab.rl.train.common import TrainResult, TrainSettings, find_resume_che
 
 def params_for(agent: dict[str, Any], settings: TrainSettings, device: str) -> dict[str, Any]:
     """rl-games `params` for this run: actors, epochs, device, directories, seed."""
-    params = copy.deepcopy({k: v for k, v in agent.items()
-                            if k not in ("library", "max_iterations", "save_interval")})
+    params = copy.deepcopy(
+        {k: v for k, v in agent.items() if k not in ("library", "max_iterations", "save_interval")}
+    )
     config = params["config"]
-    config.update(num_actors=settings.num_envs, device=device, device_name=device,
-                  train_dir=str(settings.run_dir.parent),
-                  full_experiment_name=settings.run_dir.name)
+    config.update(
+        num_actors=settings.num_envs,
+        device=device,
+        device_name=device,
+        train_dir=str(settings.run_dir.parent),
+        full_experiment_name=settings.run_dir.name,
+    )
     if "max_iterations" in agent:
         config["max_epochs"] = int(agent["max_iterations"])
     if "save_interval" in agent:
@@ -67,14 +72,22 @@ def train(settings: TrainSettings) -> TrainResult:
     runner.load({"params": params})
     start_frames = 0
     if settings.resume_from is not None:
-        require_trust(settings.resume_from, settings.trust_checkpoint,
-                      "the rl-games checkpoint to resume")
-        start_frames = int(torch.load(settings.resume_from, weights_only=False,
-                                      map_location="cpu").get("frame", 0))
+        require_trust(
+            settings.resume_from, settings.trust_checkpoint, "the rl-games checkpoint to resume"
+        )
+        start_frames = int(
+            torch.load(settings.resume_from, weights_only=False, map_location="cpu").get("frame", 0)
+        )
     began, interrupted = time.perf_counter(), False
     try:
-        runner.run({"train": True, "play": False, "sigma": None,
-                    "checkpoint": str(settings.resume_from) if settings.resume_from else None})
+        runner.run(
+            {
+                "train": True,
+                "play": False,
+                "sigma": None,
+                "checkpoint": str(settings.resume_from) if settings.resume_from else None,
+            }
+        )
     except KeyboardInterrupt:  # rl-games saves on its own schedule; keep the newest
         interrupted = True
     checkpoint = newest_checkpoint(settings.run_dir)
@@ -84,16 +97,20 @@ def train(settings: TrainSettings) -> TrainResult:
     state = torch.load(checkpoint, weights_only=False, map_location="cpu")
     epochs = int(state.get("epoch", 0))
     frames = int(state.get("frame", 0))
-    return TrainResult(checkpoint=checkpoint, iterations=epochs, env_steps=frames - start_frames,
-                       train_s=time.perf_counter() - began, interrupted=interrupted)
+    return TrainResult(
+        checkpoint=checkpoint,
+        iterations=epochs,
+        env_steps=frames - start_frames,
+        train_s=time.perf_counter() - began,
+        interrupted=interrupted,
+    )
 
 
 def newest_checkpoint(run_dir: Path) -> Path | None:
     return max((run_dir / "nn").glob("*.pth"), key=lambda p: p.stat().st_mtime, default=None)
 
 
-def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
-                      current_run: Path) -> Path:
+def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_run: Path) -> Path:
     """The rl-games checkpoint `resume` designates (a .pth, or a run's newest)."""
     path = Path(str(resume))
     if path.is_dir() and (path / "nn").is_dir():
@@ -107,10 +124,15 @@ def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
 def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
     """The checkpoint's deterministic actor (mean action) as `policy() -> actions`."""
     wrapper = RlGamesVecEnvWrapper(env)
-    params = copy.deepcopy({k: v for k, v in agent.items()
-                            if k not in ("library", "max_iterations", "save_interval")})
-    params["config"].update(num_actors=env.num_envs, device=str(env.device),
-                            device_name=str(env.device), env_info=wrapper.get_env_info())
+    params = copy.deepcopy(
+        {k: v for k, v in agent.items() if k not in ("library", "max_iterations", "save_interval")}
+    )
+    params["config"].update(
+        num_actors=env.num_envs,
+        device=str(env.device),
+        device_name=str(env.device),
+        env_info=wrapper.get_env_info(),
+    )
     if params.get("torch_threads") == "auto":
         params["torch_threads"] = 0
     runner = Runner()

@@ -35,8 +35,7 @@ def is_resumable(path: Path) -> bool:
 def train(settings: TrainSettings) -> TrainResult:
     agent = settings.agent
     total = int(agent["max_iterations"])
-    env = RslRlVecEnvWrapper(settings.make_env(seed=segment_seed(settings.seed, 0,
-                                                                 settings.rank)))
+    env = RslRlVecEnvWrapper(settings.make_env(seed=segment_seed(settings.seed, 0, settings.rank)))
     runner_cfg = runner_cfg_from_agent(agent)
     runner_cfg["save_interval"] = NEVER
     log_dir = str(settings.run_dir) if settings.rank == 0 else None
@@ -61,8 +60,9 @@ def train(settings: TrainSettings) -> TrainResult:
             checkpoint = settings.run_dir / f"model_{end - 1}.pt"
             runner.resumable = True
             if settings.rank == 0:
-                runner.save(str(checkpoint),
-                            {"curriculum": env.unwrapped.curriculum_manager.state_dict()})
+                runner.save(
+                    str(checkpoint), {"curriculum": env.unwrapped.curriculum_manager.state_dict()}
+                )
     except KeyboardInterrupt:
         interrupted = True
         done = runner.current_learning_iteration + 1
@@ -75,16 +75,18 @@ def train(settings: TrainSettings) -> TrainResult:
         runner.logger.stop_logging_writer()
         if runner.logger.writer is not None and hasattr(runner.logger.writer, "close"):
             runner.logger.writer.close()
-    return TrainResult(checkpoint=checkpoint, iterations=done,
-                       env_steps=(done - start) * steps_per_iteration,
-                       train_s=time.perf_counter() - began, interrupted=interrupted)
+    return TrainResult(
+        checkpoint=checkpoint,
+        iterations=done,
+        env_steps=(done - start) * steps_per_iteration,
+        train_s=time.perf_counter() - began,
+        interrupted=interrupted,
+    )
 
 
-def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
-                      current_run: Path) -> Path:
+def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_run: Path) -> Path:
     """The rsl-rl checkpoint `resume` designates (see `find_resume_checkpoint`)."""
-    return find_resume_checkpoint(resume, runs_root, task, current_run, "model_*.pt",
-                                  is_resumable)
+    return find_resume_checkpoint(resume, runs_root, task, current_run, "model_*.pt", is_resumable)
 
 
 def checkpoints(run_dir: Path) -> list[Path]:

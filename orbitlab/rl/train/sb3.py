@@ -31,8 +31,16 @@ from orbitlab.rl.train.common import (
 )
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"PPO": PPO, "SAC": SAC}
-ORBITLAB_KEYS = ("library", "algorithm", "policy", "max_iterations", "save_interval",
-                 "steps_per_iteration", "net_arch", "verbose")
+ORBITLAB_KEYS = (
+    "library",
+    "algorithm",
+    "policy",
+    "max_iterations",
+    "save_interval",
+    "steps_per_iteration",
+    "net_arch",
+    "verbose",
+)
 """Agent-config keys read here; every other key goes to the algorithm's constructor."""
 REPLAY_BUFFER = "replay_buffer.pkl"
 
@@ -40,8 +48,10 @@ REPLAY_BUFFER = "replay_buffer.pkl"
 def algorithm_class(agent: dict[str, Any]) -> type[BaseAlgorithm]:
     name = agent.get("algorithm")
     if name not in ALGORITHMS:
-        raise ValueError(f"agent.algorithm '{name}' is not an sb3 algorithm orbitlab trains "
-                         f"(known: {', '.join(ALGORITHMS)})")
+        raise ValueError(
+            f"agent.algorithm '{name}' is not an sb3 algorithm orbitlab trains "
+            f"(known: {', '.join(ALGORITHMS)})"
+        )
     return ALGORITHMS[name]
 
 
@@ -80,8 +90,14 @@ def build(agent: dict[str, Any], wrapper: Sb3VecEnvWrapper, seed: int) -> BaseAl
     kwargs = {key: value for key, value in agent.items() if key not in ORBITLAB_KEYS}
     if "net_arch" in agent:
         kwargs["policy_kwargs"] = {"net_arch": list(agent["net_arch"])}
-    return cls(agent.get("policy", "MlpPolicy"), wrapper, seed=seed, device="cpu",
-               verbose=int(agent.get("verbose", 1)), **kwargs)
+    return cls(
+        agent.get("policy", "MlpPolicy"),
+        wrapper,
+        seed=seed,
+        device="cpu",
+        verbose=int(agent.get("verbose", 1)),
+        **kwargs,
+    )
 
 
 def train(settings: TrainSettings) -> TrainResult:
@@ -92,8 +108,11 @@ def train(settings: TrainSettings) -> TrainResult:
     per_iteration = steps_per_iteration(agent) * wrapper.num_envs
     start = 0
     if settings.resume_from is not None:
-        require_trust(settings.resume_from, settings.trust_checkpoint,
-                      "the Stable-Baselines3 checkpoint to resume")
+        require_trust(
+            settings.resume_from,
+            settings.trust_checkpoint,
+            "the Stable-Baselines3 checkpoint to resume",
+        )
         model = cls.load(settings.resume_from, env=wrapper, device="cpu")
         buffer = settings.resume_from.parent / REPLAY_BUFFER
         if isinstance(model, OffPolicyAlgorithm):
@@ -103,7 +122,8 @@ def train(settings: TrainSettings) -> TrainResult:
         curriculum = settings.resume_from.with_suffix(".json")
         if curriculum.is_file():
             wrapper.unwrapped.curriculum_manager.load_state_dict(
-                json.loads(curriculum.read_text())["curriculum"])
+                json.loads(curriculum.read_text())["curriculum"]
+            )
         start = _iteration_of(settings.resume_from)
         print(f"resuming from {settings.resume_from} at iteration {start}")
     else:
@@ -116,22 +136,27 @@ def train(settings: TrainSettings) -> TrainResult:
         for first, end in segments(start, total, int(agent["save_interval"])):
             model.set_random_seed(segment_seed(settings.seed, first))  # env reseeds at reset
             model._last_obs = None  # SB3 then resets every world when learn() starts
-            model.learn((end - first) * per_iteration, reset_num_timesteps=False,
-                        callback=callback)
+            model.learn((end - first) * per_iteration, reset_num_timesteps=False, callback=callback)
             done = end
             checkpoint = settings.run_dir / f"model_{end}.zip"
             save(model, checkpoint)
-            write_json(checkpoint.with_suffix(".json"),
-                       {"curriculum": wrapper.unwrapped.curriculum_manager.state_dict()})
+            write_json(
+                checkpoint.with_suffix(".json"),
+                {"curriculum": wrapper.unwrapped.curriculum_manager.state_dict()},
+            )
     except KeyboardInterrupt:
         interrupted = True
         done = model.num_timesteps // per_iteration
         checkpoint = settings.run_dir / f"model_{done}_interrupted.zip"
         save(model, checkpoint)
         print(f"interrupted: saved {checkpoint}")
-    return TrainResult(checkpoint=checkpoint, iterations=done,
-                       env_steps=(done - start) * per_iteration,
-                       train_s=time.perf_counter() - began, interrupted=interrupted)
+    return TrainResult(
+        checkpoint=checkpoint,
+        iterations=done,
+        env_steps=(done - start) * per_iteration,
+        train_s=time.perf_counter() - began,
+        interrupted=interrupted,
+    )
 
 
 def save(model: BaseAlgorithm, checkpoint: Path) -> None:
@@ -151,11 +176,16 @@ def _iteration_of(path: Path) -> int:
     return int(path.stem.split("_")[1])
 
 
-def resume_checkpoint(resume: str | bool, runs_root: Path, task: str,
-                      current_run: Path) -> Path:
+def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_run: Path) -> Path:
     """The sb3 checkpoint `resume` designates (see `find_resume_checkpoint`)."""
-    return find_resume_checkpoint(resume, runs_root, task, current_run, "model_*.zip",
-                                  lambda p: not p.stem.endswith("_interrupted"))
+    return find_resume_checkpoint(
+        resume,
+        runs_root,
+        task,
+        current_run,
+        "model_*.zip",
+        lambda p: not p.stem.endswith("_interrupted"),
+    )
 
 
 def load_policy(env, checkpoint: Path, agent: dict[str, Any]):

@@ -16,15 +16,18 @@ orbit-layer kernel as Warp arrays:
 from __future__ import annotations
 
 
-def make_backend(name: str, mj_model, nworld: int, nthread: int = 0, device: str | None = None,
-                 **kwargs):
+def make_backend(
+    name: str, mj_model, nworld: int, nthread: int = 0, device: str | None = None, **kwargs
+):
     """Create backend `name` ('cpu' or 'warp') for `nworld` worlds of `mj_model`."""
     if name == "cpu":
         from orbitlab.sim.backends.cpu import CpuBackend
 
         if device not in (None, "cpu") or kwargs:
-            raise ValueError(f"backend 'cpu' runs on the host: device={device!r} and options "
-                             f"{sorted(kwargs)} apply to backend='warp' only")
+            raise ValueError(
+                f"backend 'cpu' runs on the host: device={device!r} and options "
+                f"{sorted(kwargs)} apply to backend='warp' only"
+            )
         return CpuBackend(mj_model, nworld, nthread=nthread)
     if name == "warp":
         from orbitlab.sim.backends.warp import WarpBackend

@@ -24,15 +24,41 @@ import numpy as np
 import warp as wp
 from mujoco import batch as mjbatch
 
-BODY_FIELDS = {"xipos": wp.vec3d, "xmat": wp.mat33d, "cvel": wp.spatial_vectord,
-               "subtree_com": wp.vec3d, "xfrc_applied": wp.spatial_vectord,
-               "qpos": wp.float64, "qvel": wp.float64, "qfrc_applied": wp.float64}
+BODY_FIELDS = {
+    "xipos": wp.vec3d,
+    "xmat": wp.mat33d,
+    "cvel": wp.spatial_vectord,
+    "subtree_com": wp.vec3d,
+    "xfrc_applied": wp.spatial_vectord,
+    "qpos": wp.float64,
+    "qvel": wp.float64,
+    "qfrc_applied": wp.float64,
+}
 # MjData fields held in the batch's state rows (live views, never outputs).
-STATE_FIELDS = frozenset(("qpos", "qvel", "act", "history", "qacc_warmstart", "ctrl",
-                          "qfrc_applied", "xfrc_applied", "eq_active", "mocap_pos",
-                          "mocap_quat", "userdata", "plugin_state", "plastic", "time"))
-UNSTABLE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
-                     mujoco.mjtWarning.mjWARN_BADQACC)
+STATE_FIELDS = frozenset(
+    (
+        "qpos",
+        "qvel",
+        "act",
+        "history",
+        "qacc_warmstart",
+        "ctrl",
+        "qfrc_applied",
+        "xfrc_applied",
+        "eq_active",
+        "mocap_pos",
+        "mocap_quat",
+        "userdata",
+        "plugin_state",
+        "plastic",
+        "time",
+    )
+)
+UNSTABLE_WARNINGS = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
 """MuJoCo warnings after which it resets a world to its initial state by itself."""
 MODEL_FIELDS = {"body_mass": wp.float64, "body_inertia": wp.vec3d, "body_ipos": wp.vec3d}
 
@@ -62,8 +88,9 @@ class CpuBackend:
         self.nworld = nworld
         self.batch = mjbatch.Batch(mj_model, nworld, nthread=nthread)
         self._bound: set[str] = set()
-        self.model = {name: wrap(getattr(mj_model, name)[None], dtype)
-                      for name, dtype in MODEL_FIELDS.items()}
+        self.model = {
+            name: wrap(getattr(mj_model, name)[None], dtype) for name, dtype in MODEL_FIELDS.items()
+        }
         self.model["body_irot"] = wrap(principal_axes_rotations(mj_model), wp.mat33d)
 
     def alloc(self, shape: tuple[int, ...], dtype) -> wp.array:

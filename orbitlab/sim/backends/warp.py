@@ -20,9 +20,16 @@ import warp as wp
 
 from orbitlab.sim.backends.cpu import principal_axes_rotations
 
-BODY_FIELDS = {"xipos": wp.vec3, "xmat": wp.mat33, "cvel": wp.spatial_vector,
-               "subtree_com": wp.vec3, "xfrc_applied": wp.spatial_vector,
-               "qpos": wp.float32, "qvel": wp.float32, "qfrc_applied": wp.float32}
+BODY_FIELDS = {
+    "xipos": wp.vec3,
+    "xmat": wp.mat33,
+    "cvel": wp.spatial_vector,
+    "subtree_com": wp.vec3,
+    "xfrc_applied": wp.spatial_vector,
+    "qpos": wp.float32,
+    "qvel": wp.float32,
+    "qfrc_applied": wp.float32,
+}
 MODEL_FIELDS = ("body_mass", "body_inertia", "body_ipos")
 MAX_CONTACTS_PER_PAIR = 8  # box-box and mesh pairs produce up to 8 points
 
@@ -31,8 +38,10 @@ def _import_mujoco_warp():
     try:
         import mujoco_warp
     except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("backend='warp' needs MuJoCo-Warp: install the 'warp' extra "
-                          "(pip install 'orbitlab-sim[warp]')") from error
+        raise ImportError(
+            "backend='warp' needs MuJoCo-Warp: install the 'warp' extra "
+            "(pip install 'orbitlab-sim[warp]')"
+        ) from error
     return mujoco_warp
 
 
@@ -57,12 +66,16 @@ def contact_capacity(mj_model: mujoco.MjModel) -> tuple[int, int]:
             bi, bj = m.geom_bodyid[i], m.geom_bodyid[j]
             if m.body_weldid[bi] == m.body_weldid[bj]:
                 continue
-            parent_child = (m.body_parentid[m.body_weldid[bi]] == m.body_weldid[bj]
-                            or m.body_parentid[m.body_weldid[bj]] == m.body_weldid[bi])
+            parent_child = (
+                m.body_parentid[m.body_weldid[bi]] == m.body_weldid[bj]
+                or m.body_parentid[m.body_weldid[bj]] == m.body_weldid[bi]
+            )
             filtered = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
             if parent_child and filtered and m.body_weldid[bi] != 0 and m.body_weldid[bj] != 0:
                 continue
-            if (m.geom_contype[i] & m.geom_conaffinity[j]) or (m.geom_contype[j] & m.geom_conaffinity[i]):
+            if (m.geom_contype[i] & m.geom_conaffinity[j]) or (
+                m.geom_contype[j] & m.geom_conaffinity[i]
+            ):
                 pairs += 1
     pairs += m.npair
     ncon = pairs * MAX_CONTACTS_PER_PAIR
@@ -78,8 +91,14 @@ class WarpBackend:
     loads_as_generalized_forces = False
     """Loads go to xfrc_applied: MuJoCo-Warp maps them on the device at no measurable cost."""
 
-    def __init__(self, mj_model: mujoco.MjModel, nworld: int, device: str | None = None,
-                 nconmax: int | None = None, njmax: int | None = None):
+    def __init__(
+        self,
+        mj_model: mujoco.MjModel,
+        nworld: int,
+        device: str | None = None,
+        nconmax: int | None = None,
+        njmax: int | None = None,
+    ):
         self.mjw = _import_mujoco_warp()
         self.mj_model = mj_model
         self.nworld = nworld
@@ -88,12 +107,15 @@ class WarpBackend:
         with wp.ScopedDevice(self.device):
             self.m = self.mjw.put_model(mj_model)
             self.d = self.mjw.make_data(
-                mj_model, nworld=nworld,
+                mj_model,
+                nworld=nworld,
                 nconmax=max(1, ncon if nconmax is None else int(nconmax)),
-                njmax=max(1, nrow if njmax is None else int(njmax)))
+                njmax=max(1, nrow if njmax is None else int(njmax)),
+            )
         self.model = {name: getattr(self.m, name) for name in MODEL_FIELDS}
-        self.model["body_irot"] = wp.array(principal_axes_rotations(mj_model), dtype=wp.mat33d,
-                                           device=self.device)
+        self.model["body_irot"] = wp.array(
+            principal_axes_rotations(mj_model), dtype=wp.mat33d, device=self.device
+        )
 
     def alloc(self, shape: tuple[int, ...], dtype) -> wp.array:
         return wp.zeros(shape, dtype=dtype, device=self.device)
@@ -175,4 +197,5 @@ class WarpBackend:
             raise RuntimeError(
                 f"MuJoCo-Warp buffer overflow in {bad.size} world(s) (first: world {bad[0]}, "
                 f"{which!r}); physics of those worlds is wrong. Raise nconmax/njmax in "
-                "make_data(..., nconmax=..., njmax=...).")
+                "make_data(..., nconmax=..., njmax=...)."
+            )

@@ -64,69 +64,99 @@ def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
     return SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=timestep_s)
 
 
-def _env_cfg(actuator: str, timestep_s: float, decimation: int, episode_s: float,
-             num_envs: int) -> ManagerBasedRLEnvCfg:
+def _env_cfg(
+    actuator: str, timestep_s: float, decimation: int, episode_s: float, num_envs: int
+) -> ManagerBasedRLEnvCfg:
     policy = {
-        "gyro": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
-                                   scale=1.0 / MAX_INITIAL_RATE_RAD_S),
+        "gyro": ObservationTermCfg(
+            func=mdp.sensor_value, params={"name": "sat/gyro"}, scale=1.0 / MAX_INITIAL_RATE_RAD_S
+        ),
         # the same reading near the goal: 1 at the success threshold, clipped
-        "gyro_fine": ObservationTermCfg(func=mdp.sensor_value, params={"name": "sat/gyro"},
-                                        scale=1.0 / SUCCESS_RATE_RAD_S, clip=(-2.0, 2.0)),
-        "magnetometer": ObservationTermCfg(func=mdp.sensor_value,
-                                           params={"name": "sat/magnetometer"}, scale=2.0e4),
+        "gyro_fine": ObservationTermCfg(
+            func=mdp.sensor_value,
+            params={"name": "sat/gyro"},
+            scale=1.0 / SUCCESS_RATE_RAD_S,
+            clip=(-2.0, 2.0),
+        ),
+        "magnetometer": ObservationTermCfg(
+            func=mdp.sensor_value, params={"name": "sat/magnetometer"}, scale=2.0e4
+        ),
         "last_action": ObservationTermCfg(func=mdp.last_action),
     }
     if actuator == "wheels":
-        policy["wheel_speed"] = ObservationTermCfg(func=mdp.wheel_speed,
-                                                   params={"group": "sat/wheels"})
+        policy["wheel_speed"] = ObservationTermCfg(
+            func=mdp.wheel_speed, params={"group": "sat/wheels"}
+        )
     return ManagerBasedRLEnvCfg(
         scene=_scene(actuator, num_envs, timestep_s),
         decimation=decimation,
         episode_length_s=episode_s,
-        actions={"command": ActuatorActionCfg(group=f"sat/{actuator}",
-                                              scale=0.2 if actuator == "mtq" else 1.0e-3)},
+        actions={
+            "command": ActuatorActionCfg(
+                group=f"sat/{actuator}", scale=0.2 if actuator == "mtq" else 1.0e-3
+            )
+        },
         observations={
             "policy": ObservationGroupCfg(terms=policy),
-            "critic": ObservationGroupCfg(enable_noise=False, terms={
-                **policy, "true_rate": ObservationTermCfg(
-                    func=mdp.root_ang_vel, params={"entity": "sat"},
-                    scale=1.0 / MAX_INITIAL_RATE_RAD_S)}),
+            "critic": ObservationGroupCfg(
+                enable_noise=False,
+                terms={
+                    **policy,
+                    "true_rate": ObservationTermCfg(
+                        func=mdp.root_ang_vel,
+                        params={"entity": "sat"},
+                        scale=1.0 / MAX_INITIAL_RATE_RAD_S,
+                    ),
+                },
+            ),
         },
         rewards={
-            "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"},
-                                  weight=-1.0 / MAX_INITIAL_RATE_RAD_S),
+            "rate": RewardTermCfg(
+                func=mdp.ang_vel_norm,
+                params={"entity": "sat"},
+                weight=-1.0 / MAX_INITIAL_RATE_RAD_S,
+            ),
             # steep near the threshold, so the last fraction of a deg/s still pays
             "rate_fine": RewardTermCfg(func=rate_kernel, weight=-0.5),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
         },
         terminations={
-            "success": TerminationTermCfg(func=mdp.held_for, params={
-                "condition": slow_enough, "duration_s": HOLD_S}),
-            "spun_up": TerminationTermCfg(func=mdp.ang_vel_above, params={
-                "entity": "sat", "limit_rad_s": 3.0 * MAX_INITIAL_RATE_RAD_S}),
+            "success": TerminationTermCfg(
+                func=mdp.held_for, params={"condition": slow_enough, "duration_s": HOLD_S}
+            ),
+            "spun_up": TerminationTermCfg(
+                func=mdp.ang_vel_above,
+                params={"entity": "sat", "limit_rad_s": 3.0 * MAX_INITIAL_RATE_RAD_S},
+            ),
         },
         events={
-            "orbit": EventTermCfg(func=mdp.randomize_orbit, mode="reset",
-                                  params={"inclination_deg": (40.0, 98.0)}),
-            "attitude": EventTermCfg(func=mdp.reset_root_attitude, mode="reset",
-                                     params={"entity": "sat"}),
-            "rates": EventTermCfg(func=mdp.reset_root_rates, mode="reset", params={
-                "entity": "sat", "max_rate_rad_s": MAX_INITIAL_RATE_RAD_S,
-                "min_rate_rad_s": 2.0 * DEG}),
+            "orbit": EventTermCfg(
+                func=mdp.randomize_orbit, mode="reset", params={"inclination_deg": (40.0, 98.0)}
+            ),
+            "attitude": EventTermCfg(
+                func=mdp.reset_root_attitude, mode="reset", params={"entity": "sat"}
+            ),
+            "rates": EventTermCfg(
+                func=mdp.reset_root_rates,
+                mode="reset",
+                params={
+                    "entity": "sat",
+                    "max_rate_rad_s": MAX_INITIAL_RATE_RAD_S,
+                    "min_rate_rad_s": 2.0 * DEG,
+                },
+            ),
         },
     )
 
 
 def mtq_env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
     """Detumble-MTQ: 0.1 s physics, 1 s per action, episodes of up to 4 h."""
-    return _env_cfg("mtq", timestep_s=0.1, decimation=10, episode_s=4.0 * 3600.0,
-                    num_envs=num_envs)
+    return _env_cfg("mtq", timestep_s=0.1, decimation=10, episode_s=4.0 * 3600.0, num_envs=num_envs)
 
 
 def rw_env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
     """Detumble-RW: 0.02 s physics, 0.1 s per action, episodes of up to 5 min."""
-    return _env_cfg("wheels", timestep_s=0.02, decimation=5, episode_s=300.0,
-                    num_envs=num_envs)
+    return _env_cfg("wheels", timestep_s=0.02, decimation=5, episode_s=300.0, num_envs=num_envs)
 
 
 # ----------------------------------------------------------------- baselines
@@ -134,8 +164,9 @@ def bdot_agent(env):
     """B-dot at 2 Hz with the Avanzini-Giulietti gain for a 500 km, 50 deg orbit."""
     n = math.sqrt(398600.4418 / (6378.137 + 500.0) ** 3)
     j_min = float(env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body].min())
-    cfg = BDotCfg(gain=bdot_gain(n, 50.0 * DEG, j_min), normalized=True, max_dipole_am2=0.2,
-                  period_s=0.5)
+    cfg = BDotCfg(
+        gain=bdot_gain(n, 50.0 * DEG, j_min), normalized=True, max_dipole_am2=0.2, period_s=0.5
+    )
     node = BDotNode(cfg, "bdot", env.num_envs, env.physics_dt, env.device)
     return AgentGraph([node], external_inputs=["magnetometer"]), {"mtq_dipole": "sat/mtq"}
 
@@ -143,12 +174,25 @@ def bdot_agent(env):
 def rate_damping_agent(env):
     """Rate damping tau = -Kd omega (10 Hz) distributed to the three wheels."""
     inertia = env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body]
-    damp = RateDampingNode(RateDampingCfg(kd_nms=float(inertia.max()) / 2.0,
-                                          max_torque_nm=1.0e-3, period_s=0.1,
-                                          inputs={"rate": "gyro"}),
-                           "damping", env.num_envs, env.physics_dt, env.device)
-    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=1.0e-3, period_s=0.1),
-                                "wheels", env.num_envs, env.physics_dt, env.device)
+    damp = RateDampingNode(
+        RateDampingCfg(
+            kd_nms=float(inertia.max()) / 2.0,
+            max_torque_nm=1.0e-3,
+            period_s=0.1,
+            inputs={"rate": "gyro"},
+        ),
+        "damping",
+        env.num_envs,
+        env.physics_dt,
+        env.device,
+    )
+    wheels = TorqueToWheelsNode(
+        TorqueToWheelsCfg(max_wheel_torque_nm=1.0e-3, period_s=0.1),
+        "wheels",
+        env.num_envs,
+        env.physics_dt,
+        env.device,
+    )
     graph = AgentGraph([damp, wheels], external_inputs=["gyro"])
     return graph, {"wheel_torque": "sat/wheels"}
 

@@ -45,26 +45,48 @@ class DockingNavNode(Node):
     """
 
     input_names = ("relative_nav", "star_tracker", "gyro", "gnss")
-    output_names = ("tip_pos_port", "tip_vel_port", "hill_to_body", "port_to_hill",
-                    "port_to_body", "target_attitude", "misalignment")
+    output_names = (
+        "tip_pos_port",
+        "tip_vel_port",
+        "hill_to_body",
+        "port_to_hill",
+        "port_to_body",
+        "target_attitude",
+        "misalignment",
+    )
 
-    def __init__(self, cfg: DockingNavCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: DockingNavCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
         self.lever = torch.as_tensor(cfg.lever_m, dtype=torch.float64, device=self.device)
 
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        s = measured_state(inputs["relative_nav"], inputs["star_tracker"], inputs["gyro"],
-                           inputs["gnss"], self.lever)
+        s = measured_state(
+            inputs["relative_nav"],
+            inputs["star_tracker"],
+            inputs["gyro"],
+            inputs["gnss"],
+            self.lever,
+        )
         port_to_eci = s["eci_to_hill"].transpose(-1, -2) @ s["port_to_hill"]
         target = quat_from_matrix(port_to_eci @ docking_rotation(port_to_eci))
         probe_in_port = s["body_to_port"][:, :, 0]
         mis = torch.acos((-probe_in_port[:, 2]).clamp(-1.0, 1.0))
-        return {"tip_pos_port": s["pos"], "tip_vel_port": s["vel"],
-                "hill_to_body": s["body_to_hill"].transpose(-1, -2),
-                "port_to_hill": s["port_to_hill"],
-                "port_to_body": s["body_to_port"].transpose(-1, -2), "target_attitude": target,
-                "misalignment": mis}
+        return {
+            "tip_pos_port": s["pos"],
+            "tip_vel_port": s["vel"],
+            "hill_to_body": s["body_to_hill"].transpose(-1, -2),
+            "port_to_hill": s["port_to_hill"],
+            "port_to_body": s["body_to_port"].transpose(-1, -2),
+            "target_attitude": target,
+            "misalignment": mis,
+        }
 
 
 @dataclass(kw_only=True)
@@ -118,13 +140,14 @@ class GlideslopeNode(Node):
         along = pos[:, 2]
         lateral = pos[:, :2]
         offset = torch.linalg.vector_norm(lateral, dim=-1)
-        closing = approach_speed_limit(along, c.final_speed_mps, c.max_speed_mps,
-                                       c.time_constant_s)
+        closing = approach_speed_limit(along, c.final_speed_mps, c.max_speed_mps, c.time_constant_s)
         gate = offset <= c.gate_lateral_m + c.gate_lateral_slope * along.clamp_min(0.0)
         gate &= (along > c.gate_range_m) | (inputs["misalignment"] <= c.gate_misalignment_rad)
         v_lat = -lateral / c.lateral_time_constant_s
-        v_lat = v_lat * (c.max_lateral_speed_mps / torch.linalg.vector_norm(
-            v_lat, dim=-1, keepdim=True).clamp_min(1e-12)).clamp(max=1.0)
+        v_lat = v_lat * (
+            c.max_lateral_speed_mps
+            / torch.linalg.vector_norm(v_lat, dim=-1, keepdim=True).clamp_min(1e-12)
+        ).clamp(max=1.0)
         v_ref = torch.cat([v_lat, torch.where(gate, -closing, 0.0)[:, None]], -1)
         force = c.mass_kg * c.velocity_gain_per_s * (v_ref - vel)
         norm = torch.linalg.vector_norm(force, dim=-1, keepdim=True)
@@ -158,11 +181,16 @@ class PulseModulatorNode(Node):
     output_names = ("rcs_force",)
     cfg: PulseModulatorCfg
 
-    def __init__(self, cfg: PulseModulatorCfg, name: str, num_envs: int, dt_s: float,
-                 device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        cfg: PulseModulatorCfg,
+        name: str,
+        num_envs: int,
+        dt_s: float,
+        device: torch.device | str = "cpu",
+    ) -> None:
         super().__init__(cfg, name, num_envs, dt_s, device)
-        self.max_force = torch.as_tensor(cfg.max_force_n, dtype=torch.float64,
-                                         device=self.device)
+        self.max_force = torch.as_tensor(cfg.max_force_n, dtype=torch.float64, device=self.device)
         self.remainder: torch.Tensor | None = None
         self.decay = math.exp(-self.update_period_s / cfg.leak_time_constant_s)
 
@@ -177,8 +205,9 @@ class PulseModulatorNode(Node):
         period = self.update_period_s
         due_impulse = force.clamp_min(0.0) * period + self.remainder
         fire = due_impulse >= self.max_force * self.cfg.min_on_time_s * (1.0 - 1e-9)
-        out = torch.where(fire, torch.minimum(due_impulse / period,
-                                              self.max_force.expand_as(force)), 0.0)
+        out = torch.where(
+            fire, torch.minimum(due_impulse / period, self.max_force.expand_as(force)), 0.0
+        )
         left = (due_impulse - out * period) * torch.where(fire, 1.0, self.decay)
         left = torch.where(left > 1e-9, left, 0.0)  # no denormals (slow on CPUs)
         self.remainder = torch.where(self.due[:, None], left, self.remainder)

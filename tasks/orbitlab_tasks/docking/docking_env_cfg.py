@@ -94,8 +94,11 @@ ATTITUDE_REWARDS = ("attitude", "rates", "rates_fine")
 def _scene(num_envs: int) -> SceneCfg:
     chaser = spacecraft.docking_chaser(target="target")
     chaser.sensors = {k: v for k, v in chaser.sensors.items() if k in SENSORS}
-    return SceneCfg(num_envs=num_envs, timestep_s=TIMESTEP_S,
-                    entities={"target": spacecraft.docking_target(), "chaser": chaser})
+    return SceneCfg(
+        num_envs=num_envs,
+        timestep_s=TIMESTEP_S,
+        entities={"target": spacecraft.docking_target(), "chaser": chaser},
+    )
 
 
 def _term(func, scale: float = 1.0, clip=None, **params) -> ObservationTermCfg:
@@ -115,67 +118,91 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0)),
         "tip_velocity": _term(mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
         "attitude_error": _term(mdp.docking_attitude_error, scale=10.0),
-        "gyro": _term(core.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0),
-                      name="chaser/gyro"),
+        "gyro": _term(
+            core.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), name="chaser/gyro"
+        ),
         "latch": _term(mdp.latch_features),
         "last_action": _term(core.last_action),
         # fine copies and the velocity error from the reference field (sensor-only)
         "tip_position_fine": _term(mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0)),
-        "velocity_error": _term(mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0),
-                                **vel_err),
-        "velocity_error_fine": _term(mdp.velocity_error, scale=1.0 / 0.01, clip=(-1.0, 1.0),
-                                     **vel_err),
-        "velocity_error_body": _term(mdp.velocity_error, scale=1.0 / 0.05,
-                                     clip=(-10.0, 10.0), body_axes=True, **vel_err),
-        "attitude_error_fine": _term(mdp.docking_attitude_error, scale=1.0 / (1.0 * DEG),
-                                     clip=(-1.0, 1.0)),
-        "gyro_fine": _term(core.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0),
-                           name="chaser/gyro"),
+        "velocity_error": _term(
+            mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0), **vel_err
+        ),
+        "velocity_error_fine": _term(
+            mdp.velocity_error, scale=1.0 / 0.01, clip=(-1.0, 1.0), **vel_err
+        ),
+        "velocity_error_body": _term(
+            mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0), body_axes=True, **vel_err
+        ),
+        "attitude_error_fine": _term(
+            mdp.docking_attitude_error, scale=1.0 / (1.0 * DEG), clip=(-1.0, 1.0)
+        ),
+        "gyro_fine": _term(
+            core.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0), name="chaser/gyro"
+        ),
         "rate_error": _term(mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
         "rate_error_fine": _term(mdp.rate_error, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)),
     }
     critic = {
         **policy,
         "true_tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0), truth=True),
-        "true_tip_velocity": _term(mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0),
-                                   truth=True),
+        "true_tip_velocity": _term(
+            mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0), truth=True
+        ),
         "true_attitude_error": _term(mdp.docking_attitude_error, scale=10.0, truth=True),
         "true_rates": _term(mdp.body_rates, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
-        "true_tip_position_fine": _term(mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0),
-                                        truth=True),
-        "true_velocity_error": _term(mdp.velocity_error, scale=1.0 / 0.05,
-                                     clip=(-10.0, 10.0), truth=True, **vel_err),
-        "true_rate_error": _term(mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0),
-                                 truth=True),
+        "true_tip_position_fine": _term(
+            mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0), truth=True
+        ),
+        "true_velocity_error": _term(
+            mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0), truth=True, **vel_err
+        ),
+        "true_rate_error": _term(
+            mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), truth=True
+        ),
     }
     return ManagerBasedRLEnvCfg(
         scene=_scene(num_envs),
         decimation=DECIMATION,
         episode_length_s=EPISODE_S,
-        actions={"wrench": ThrusterWrenchActionCfg(
-            group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3 + (TORQUE_SCALE_NM,) * 3)},
-        observations={"policy": ObservationGroupCfg(terms=policy),
-                      "critic": ObservationGroupCfg(enable_noise=False, terms=critic)},
+        actions={
+            "wrench": ThrusterWrenchActionCfg(
+                group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3 + (TORQUE_SCALE_NM,) * 3
+            )
+        },
+        observations={
+            "policy": ObservationGroupCfg(terms=policy),
+            "critic": ObservationGroupCfg(enable_noise=False, terms=critic),
+        },
         rewards={
             "progress": RewardTermCfg(func=mdp.progress, params=GLIDESLOPE, weight=1.0),
             "alignment": RewardTermCfg(func=mdp.misalignment, weight=-0.05),
             "overspeed": RewardTermCfg(func=mdp.overspeed, params=GLIDESLOPE, weight=-2.0),
             "fuel": RewardTermCfg(func=mdp.thruster_force_sum, weight=-1.0e-3),
             "velocity": RewardTermCfg(func=mdp.velocity_tracking, params=vel_err, weight=-1.0),
-            "velocity_fine": RewardTermCfg(func=mdp.velocity_tracking_kernel, weight=-0.1,
-                                           params={"sigma_mps": 0.03, **vel_err}),
-            "lateral_fine": RewardTermCfg(func=mdp.lateral_kernel, weight=-0.5,
-                                          params={"sigma_m": 0.05, "range_scale_m": 2.0}),
-            "attitude": RewardTermCfg(func=mdp.attitude_kernel, weight=-0.2,
-                                      params={"sigma_rad": 3.0 * DEG}),
+            "velocity_fine": RewardTermCfg(
+                func=mdp.velocity_tracking_kernel,
+                weight=-0.1,
+                params={"sigma_mps": 0.03, **vel_err},
+            ),
+            "lateral_fine": RewardTermCfg(
+                func=mdp.lateral_kernel, weight=-0.5, params={"sigma_m": 0.05, "range_scale_m": 2.0}
+            ),
+            "attitude": RewardTermCfg(
+                func=mdp.attitude_kernel, weight=-0.2, params={"sigma_rad": 3.0 * DEG}
+            ),
             "rates": RewardTermCfg(func=mdp.rate_tracking, weight=-0.02 / DEG),
-            "rates_fine": RewardTermCfg(func=mdp.rate_tracking_kernel, weight=-0.2,
-                                        params={"sigma_rad_s": 0.2 * DEG}),
-            "success": RewardTermCfg(func=mdp.termination_impulse,
-                                     params={"terms": ("success",)}, weight=20.0),
-            "failure": RewardTermCfg(func=mdp.termination_impulse,
-                                     params={"terms": ("collision", "corridor", "impact")},
-                                     weight=-20.0),
+            "rates_fine": RewardTermCfg(
+                func=mdp.rate_tracking_kernel, weight=-0.2, params={"sigma_rad_s": 0.2 * DEG}
+            ),
+            "success": RewardTermCfg(
+                func=mdp.termination_impulse, params={"terms": ("success",)}, weight=20.0
+            ),
+            "failure": RewardTermCfg(
+                func=mdp.termination_impulse,
+                params={"terms": ("collision", "corridor", "impact")},
+                weight=-20.0,
+            ),
         },
         terminations={
             "success": TerminationTermCfg(func=mdp.capture, params={"soft": True}),
@@ -185,19 +212,37 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         },
         events={
             "orbit": EventTermCfg(func=core.randomize_orbit, mode="reset"),
-            "target": EventTermCfg(func=core.reset_root_rates, mode="reset", params={
-                "entity": "target", "max_rate_rad_s": TARGET_MAX_RATE_DEG_S * DEG}),
-            "chaser": EventTermCfg(func=mdp.reset_chaser_in_corridor, mode="reset", params={
-                "range_m": RANGE_M, "max_lateral_m": 1.0, "max_speed_mps": 0.02,
-                "max_attitude_deg": 5.0, "max_rate_deg_s": 0.1}),
+            "target": EventTermCfg(
+                func=core.reset_root_rates,
+                mode="reset",
+                params={"entity": "target", "max_rate_rad_s": TARGET_MAX_RATE_DEG_S * DEG},
+            ),
+            "chaser": EventTermCfg(
+                func=mdp.reset_chaser_in_corridor,
+                mode="reset",
+                params={
+                    "range_m": RANGE_M,
+                    "max_lateral_m": 1.0,
+                    "max_speed_mps": 0.02,
+                    "max_attitude_deg": 5.0,
+                    "max_rate_deg_s": 0.1,
+                },
+            ),
         },
         curriculum={
             # Start 5-10 m out; widen to the full 5-30 m as the policy docks. Episodes end
             # one or two at a time, so each success moves the level up by `step` and each
             # failure or time-out down: the level settles where about half succeed.
-            "start_distance": CurriculumTermCfg(func=core.grow_range_on_success, params={
-                "event": "chaser", "param": "range_m", "start": (RANGE_M[0], 10.0),
-                "final": RANGE_M, "step": 0.05}),
+            "start_distance": CurriculumTermCfg(
+                func=core.grow_range_on_success,
+                params={
+                    "event": "chaser",
+                    "param": "range_m",
+                    "start": (RANGE_M[0], 10.0),
+                    "final": RANGE_M,
+                    "step": 0.05,
+                },
+            ),
         },
     )
 
@@ -211,14 +256,29 @@ def attitude_hold_nodes(env, period_s: float) -> list:
     inertia = env.scene.mj_model.body_inertia[chaser.body_ids].sum(0)  # ~ composite, kg m^2
     j = float(inertia.max())
     omega = 0.2
-    pd = QuaternionPDNode(QuaternionPDCfg(kp_nm=2.0 * j * omega**2, kd_nms=1.8 * omega * j,
-                                          max_torque_nm=0.05, period_s=period_s,
-                                          inputs={"attitude": "star_tracker", "rate": "gyro"},
-                                          outputs={"torque": "attitude_torque"}),
-                          "attitude", n, dt, dev)
-    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=0.05, period_s=period_s,
-                                                  inputs={"torque": "attitude_torque"}),
-                                "wheels", n, dt, dev)
+    pd = QuaternionPDNode(
+        QuaternionPDCfg(
+            kp_nm=2.0 * j * omega**2,
+            kd_nms=1.8 * omega * j,
+            max_torque_nm=0.05,
+            period_s=period_s,
+            inputs={"attitude": "star_tracker", "rate": "gyro"},
+            outputs={"torque": "attitude_torque"},
+        ),
+        "attitude",
+        n,
+        dt,
+        dev,
+    )
+    wheels = TorqueToWheelsNode(
+        TorqueToWheelsCfg(
+            max_wheel_torque_nm=0.05, period_s=period_s, inputs={"torque": "attitude_torque"}
+        ),
+        "wheels",
+        n,
+        dt,
+        dev,
+    )
     return [pd, wheels]
 
 
@@ -226,8 +286,9 @@ def attitude_hold_agent(env):
     """Agent of Docking-Translation: the baseline's navigation (for the docking attitude) and
     attitude loop; the policy flies the RCS."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    graph = AgentGraph([_nav_node(env), *attitude_hold_nodes(env, period)],
-                       external_inputs=NAV_INPUTS)
+    graph = AgentGraph(
+        [_nav_node(env), *attitude_hold_nodes(env, period)], external_inputs=NAV_INPUTS
+    )
     return graph, {"wheel_torque": "chaser/wheels"}
 
 
@@ -238,8 +299,7 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     and the translation rewards are Docking's; the attitude rewards, which the policy no
     longer controls, are dropped."""
     cfg = env_cfg(num_envs)
-    cfg.actions = {"force": ThrusterForceActionCfg(group="chaser/rcs",
-                                                   scale=(FORCE_SCALE_N,) * 3)}
+    cfg.actions = {"force": ThrusterForceActionCfg(group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3)}
     cfg.agent = attitude_hold_agent
     for name in ATTITUDE_REWARDS:
         del cfg.rewards[name]
@@ -253,14 +313,29 @@ def _rcs_chain(env, force_input: str, rotation: str) -> list:
     n, dt, dev = env.num_envs, env.physics_dt, env.device
     rcs = env.scene.actuators["chaser/rcs"]
     period = rcs.cfg.pwm_period_s
-    to_body = HillForceToBodyNode(HillForceToBodyCfg(
-        period_s=period, inputs={"force_hill": force_input, "hill_to_body": rotation}),
-        "to_body", n, dt, dev)
-    alloc = AllocationNode(AllocationCfg(allocator=rcs.allocator(), period_s=period),
-                           "allocation", n, dt, dev)
-    pulses = PulseModulatorNode(PulseModulatorCfg(
-        max_force_n=tuple(float(x) for x in rcs.high[0]), period_s=period,
-        min_on_time_s=rcs.cfg.min_on_time_s), "pulses", n, dt, dev)
+    to_body = HillForceToBodyNode(
+        HillForceToBodyCfg(
+            period_s=period, inputs={"force_hill": force_input, "hill_to_body": rotation}
+        ),
+        "to_body",
+        n,
+        dt,
+        dev,
+    )
+    alloc = AllocationNode(
+        AllocationCfg(allocator=rcs.allocator(), period_s=period), "allocation", n, dt, dev
+    )
+    pulses = PulseModulatorNode(
+        PulseModulatorCfg(
+            max_force_n=tuple(float(x) for x in rcs.high[0]),
+            period_s=period,
+            min_on_time_s=rcs.cfg.min_on_time_s,
+        ),
+        "pulses",
+        n,
+        dt,
+        dev,
+    )
     return [to_body, alloc, pulses]
 
 
@@ -268,8 +343,13 @@ def _nav_node(env) -> DockingNavNode:
     """The baseline's sensor-only docking navigation, at the PWM period."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
     lever = tuple(float(x) for x in mdp.probe_lever(env))
-    return DockingNavNode(DockingNavCfg(lever_m=lever, period_s=period), "nav", env.num_envs,
-                          env.physics_dt, env.device)
+    return DockingNavNode(
+        DockingNavCfg(lever_m=lever, period_s=period),
+        "nav",
+        env.num_envs,
+        env.physics_dt,
+        env.device,
+    )
 
 
 NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
@@ -280,14 +360,28 @@ def glideslope_agent(env):
     n, dt, dev = env.num_envs, env.physics_dt, env.device
     chaser = env.scene.entities["chaser"]
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    guide = GlideslopeNode(GlideslopeCfg(mass_kg=chaser.mass_kg, period_s=period,
-                                         final_speed_mps=GLIDESLOPE["final_mps"],
-                                         max_speed_mps=GLIDESLOPE["max_mps"],
-                                         time_constant_s=GLIDESLOPE["time_constant_s"]),
-                           "glideslope", n, dt, dev)
-    graph = AgentGraph([_nav_node(env), guide, *attitude_hold_nodes(env, period),
-                        *_rcs_chain(env, "force_hill", "hill_to_body")],
-                       external_inputs=NAV_INPUTS)
+    guide = GlideslopeNode(
+        GlideslopeCfg(
+            mass_kg=chaser.mass_kg,
+            period_s=period,
+            final_speed_mps=GLIDESLOPE["final_mps"],
+            max_speed_mps=GLIDESLOPE["max_mps"],
+            time_constant_s=GLIDESLOPE["time_constant_s"],
+        ),
+        "glideslope",
+        n,
+        dt,
+        dev,
+    )
+    graph = AgentGraph(
+        [
+            _nav_node(env),
+            guide,
+            *attitude_hold_nodes(env, period),
+            *_rcs_chain(env, "force_hill", "hill_to_body"),
+        ],
+        external_inputs=NAV_INPUTS,
+    )
     return graph, {"rcs_force": "chaser/rcs", "wheel_torque": "chaser/wheels"}
 
 
@@ -308,14 +402,29 @@ def velocity_agent(env):
     proportional velocity loop in place of the glideslope guidance."""
     n, dt, dev = env.num_envs, env.physics_dt, env.device
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    loop = VelocityLoopNode(VelocityLoopCfg(
-        mass_kg=env.scene.entities["chaser"].mass_kg,
-        time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S, max_force_n=VELOCITY_LOOP_MAX_FORCE_N,
-        period_s=period, inputs={"velocity": "tip_vel_port"}, outputs={"force": "force_port"}),
-        "velocity_loop", n, dt, dev)
-    graph = AgentGraph([_nav_node(env), loop, *attitude_hold_nodes(env, period),
-                        *_rcs_chain(env, "force_port", "port_to_body")],
-                       external_inputs=[*NAV_INPUTS, "velocity_command"])
+    loop = VelocityLoopNode(
+        VelocityLoopCfg(
+            mass_kg=env.scene.entities["chaser"].mass_kg,
+            time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
+            max_force_n=VELOCITY_LOOP_MAX_FORCE_N,
+            period_s=period,
+            inputs={"velocity": "tip_vel_port"},
+            outputs={"force": "force_port"},
+        ),
+        "velocity_loop",
+        n,
+        dt,
+        dev,
+    )
+    graph = AgentGraph(
+        [
+            _nav_node(env),
+            loop,
+            *attitude_hold_nodes(env, period),
+            *_rcs_chain(env, "force_port", "port_to_body"),
+        ],
+        external_inputs=[*NAV_INPUTS, "velocity_command"],
+    )
     return graph, {"rcs_force": "chaser/rcs", "wheel_torque": "chaser/wheels"}
 
 
@@ -328,8 +437,9 @@ def velocity_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     translation rewards are Docking's; the attitude rewards (the PD owns attitude) are
     dropped."""
     cfg = env_cfg(num_envs)
-    cfg.actions = {"velocity": GraphInputActionCfg(key="velocity_command", dim=3,
-                                                   scale=VELOCITY_SCALE_MPS)}
+    cfg.actions = {
+        "velocity": GraphInputActionCfg(key="velocity_command", dim=3, scale=VELOCITY_SCALE_MPS)
+    }
     cfg.agent = velocity_agent
     for name in ATTITUDE_REWARDS:
         del cfg.rewards[name]

@@ -36,11 +36,14 @@ def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
     """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) (w, x, y, z)."""
     q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
     w, x, y, z = q.unbind(-1)
-    return torch.stack([
-        torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        torch.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        torch.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
+    return torch.stack(
+        [
+            torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            torch.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            torch.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
 
 
 def docking_rotation(like: torch.Tensor) -> torch.Tensor:
@@ -94,8 +97,13 @@ def probe_lever(env, chaser: str = "chaser") -> torch.Tensor:
 
 
 # ------------------------------------------------------------ docking states
-def measured_state(nav: torch.Tensor, star: torch.Tensor, gyro: torch.Tensor,
-                   gnss: torch.Tensor, lever: torch.Tensor) -> dict[str, torch.Tensor]:
+def measured_state(
+    nav: torch.Tensor,
+    star: torch.Tensor,
+    gyro: torch.Tensor,
+    gnss: torch.Tensor,
+    lever: torch.Tensor,
+) -> dict[str, torch.Tensor]:
     """The docking state from sensor readings only.
 
     Args: relative nav (N, 10) [target port pos m, vel m/s (Hill, rotating-frame
@@ -112,13 +120,19 @@ def measured_state(nav: torch.Tensor, star: torch.Tensor, gyro: torch.Tensor,
     rho, rho_dot = nav[:, :3], nav[:, 3:6]
     lever_b = lever.expand_as(gyro)
     pos_h = -rho + (body_to_hill @ lever_b[..., None])[..., 0]
-    vel_h = -(rho_dot + torch.cross(omega_hill, rho, dim=-1)) + (
-        body_to_hill @ torch.cross(gyro, lever_b, dim=-1)[..., None])[..., 0]
+    vel_h = (
+        -(rho_dot + torch.cross(omega_hill, rho, dim=-1))
+        + (body_to_hill @ torch.cross(gyro, lever_b, dim=-1)[..., None])[..., 0]
+    )
     hill_to_port = port_to_hill.transpose(-1, -2)
-    return {"pos": (hill_to_port @ pos_h[..., None])[..., 0],
-            "vel": (hill_to_port @ vel_h[..., None])[..., 0],
-            "body_to_port": hill_to_port @ body_to_hill, "body_to_hill": body_to_hill,
-            "port_to_hill": port_to_hill, "eci_to_hill": eci_to_hill}
+    return {
+        "pos": (hill_to_port @ pos_h[..., None])[..., 0],
+        "vel": (hill_to_port @ vel_h[..., None])[..., 0],
+        "body_to_port": hill_to_port @ body_to_hill,
+        "body_to_hill": body_to_hill,
+        "port_to_hill": port_to_hill,
+        "eci_to_hill": eci_to_hill,
+    }
 
 
 def _cached(env, key: str, compute):
@@ -138,9 +152,17 @@ def measured_state_env(env, chaser: str = "chaser") -> dict[str, torch.Tensor]:
     s = env.scene.sensors
     if not hasattr(env, "_docking_lever"):
         env._docking_lever = probe_lever(env, chaser)
-    return _cached(env, f"measured/{chaser}", lambda: measured_state(
-        s[f"{chaser}/relative_nav"].value, s[f"{chaser}/star_tracker"].value,
-        s[f"{chaser}/gyro"].value, s[f"{chaser}/gnss"].value, env._docking_lever))
+    return _cached(
+        env,
+        f"measured/{chaser}",
+        lambda: measured_state(
+            s[f"{chaser}/relative_nav"].value,
+            s[f"{chaser}/star_tracker"].value,
+            s[f"{chaser}/gyro"].value,
+            s[f"{chaser}/gnss"].value,
+            env._docking_lever,
+        ),
+    )
 
 
 def truth_state(env, chaser: str = "chaser") -> dict[str, torch.Tensor]:
@@ -157,13 +179,17 @@ def _truth_state(env, chaser: str) -> dict[str, torch.Tensor]:
     body = env.scene.view.frames()["Q"][:, env.scene.entities[chaser].root_body]
     probe_axis = latch.body_rotation()[..., :, 2]
     mis = torch.acos((-(probe_axis * port_axes[..., :, 2]).sum(-1)).clamp(-1.0, 1.0))
-    return {"pos": (world_to_port @ (tip_pos - port_pos)[..., None])[..., 0],
-            "vel": (world_to_port @ (tip_vel - port_vel)[..., None])[..., 0],
-            "body_to_port": world_to_port @ body, "misalignment": mis}
+    return {
+        "pos": (world_to_port @ (tip_pos - port_pos)[..., None])[..., 0],
+        "vel": (world_to_port @ (tip_vel - port_vel)[..., None])[..., 0],
+        "body_to_port": world_to_port @ body,
+        "misalignment": mis,
+    }
 
 
-def approach_speed_limit(range_m: torch.Tensor, final_mps: float, max_mps: float,
-                         time_constant_s: float) -> torch.Tensor:
+def approach_speed_limit(
+    range_m: torch.Tensor, final_mps: float, max_mps: float, time_constant_s: float
+) -> torch.Tensor:
     """Glideslope speed: final_mps + range / time_constant_s, capped at max_mps, m/s."""
     return (final_mps + range_m.clamp_min(0.0) / time_constant_s).clamp(max=max_mps)
 
@@ -191,9 +217,18 @@ def latch_features(env, chaser: str = "chaser") -> torch.Tensor:
     misalignment by its 5 deg; each clipped to +-10 (N, 6)."""
     latch = env.scene.sensors[f"{chaser}/latch"]
     cfg = latch.cfg
-    scale = torch.tensor([1.0, 1.0, 0.1, 1.0 / cfg.max_closing_speed_mps,
-                          1.0 / cfg.max_lateral_m, 1.0 / cfg.max_misalignment_rad],
-                         dtype=torch.float64, device=env.device)
+    scale = torch.tensor(
+        [
+            1.0,
+            1.0,
+            0.1,
+            1.0 / cfg.max_closing_speed_mps,
+            1.0 / cfg.max_lateral_m,
+            1.0 / cfg.max_misalignment_rad,
+        ],
+        dtype=torch.float64,
+        device=env.device,
+    )
     return (latch.value * scale).clamp(-10.0, 10.0)
 
 
@@ -216,16 +251,17 @@ class capture:
 
     def __init__(self, cfg, env):
         window = int(cfg.params.get("window_steps", 3))
-        self.history = torch.zeros((env.num_envs, window), dtype=torch.float64,
-                                   device=env.device)
+        self.history = torch.zeros((env.num_envs, window), dtype=torch.float64, device=env.device)
 
-    def __call__(self, env, soft: bool = True, window_steps: int = 3,
-                 chaser: str = "chaser") -> torch.Tensor:
+    def __call__(
+        self, env, soft: bool = True, window_steps: int = 3, chaser: str = "chaser"
+    ) -> torch.Tensor:
         latch = env.scene.sensors[f"{chaser}/latch"]
         closing = -truth_state(env, chaser)["vel"][:, 2]
         fresh = (env.episode_length_buf <= 1)[:, None]
-        self.history = torch.where(fresh, closing[:, None],
-                                   torch.cat([self.history[:, 1:], closing[:, None]], -1))
+        self.history = torch.where(
+            fresh, closing[:, None], torch.cat([self.history[:, 1:], closing[:, None]], -1)
+        )
         gentle = self.history.amax(-1) <= latch.cfg.max_closing_speed_mps
         return latch.latched & (gentle if soft else ~gentle)
 
@@ -239,20 +275,26 @@ def target_contact(env, target: str = "target", threshold: float = 1e-6) -> torc
     (MuJoCo's solver output, bound like qpos), unlike per-contact records.
     """
     handle = env.scene.entities[target]
-    qfrc = env.scene.view.array("qfrc_constraint")[:, handle.dof_adr:handle.dof_adr + 6]
+    qfrc = env.scene.view.array("qfrc_constraint")[:, handle.dof_adr : handle.dof_adr + 6]
     return qfrc.abs().amax(-1) > threshold
 
 
-def in_port(pos: torch.Tensor, throat_half_width_m: float = 0.08, mouth_depth_m: float = 0.30,
-            funnel_slope: float = 0.733, margin_m: float = 0.05) -> torch.Tensor:
+def in_port(
+    pos: torch.Tensor,
+    throat_half_width_m: float = 0.08,
+    mouth_depth_m: float = 0.30,
+    funnel_slope: float = 0.733,
+    margin_m: float = 0.05,
+) -> torch.Tensor:
     """The probe tip is inside the drogue's funnel (with a margin): contacts there are part
     of docking, not collisions. Funnel: half-width 0.08 m at the port, growing by 0.733 m
     per m (36.25 deg half-angle) to the mouth 0.30 m out."""
     along = pos[:, 2]
     lateral = torch.linalg.vector_norm(pos[:, :2], dim=-1)
     width = throat_half_width_m + funnel_slope * along.clamp(0.0, mouth_depth_m)
-    return (along >= -margin_m) & (along <= mouth_depth_m + margin_m) & \
-        (lateral <= width + margin_m)
+    return (
+        (along >= -margin_m) & (along <= mouth_depth_m + margin_m) & (lateral <= width + margin_m)
+    )
 
 
 def collision(env, target: str = "target") -> torch.Tensor:
@@ -260,8 +302,9 @@ def collision(env, target: str = "target") -> torch.Tensor:
     return target_contact(env, target) & ~in_port(truth_state(env)["pos"])
 
 
-def left_corridor(env, half_angle_deg: float = 30.0, cone_start_m: float = 2.0,
-                  max_range_m: float = 45.0) -> torch.Tensor:
+def left_corridor(
+    env, half_angle_deg: float = 30.0, cone_start_m: float = 2.0, max_range_m: float = 45.0
+) -> torch.Tensor:
     """The probe tip left the approach corridor: beyond `cone_start_m` from the port, more
     than `half_angle_deg` off the port axis; inside it, further from the axis than the
     cone's radius there; behind the port plane; or beyond `max_range_m`."""
@@ -283,8 +326,7 @@ def progress(env, final_mps: float, max_mps: float, time_constant_s: float) -> t
     pos, vel = state["pos"], state["vel"]
     rng = torch.linalg.vector_norm(pos, dim=-1)
     closing = -(pos * vel).sum(-1) / rng.clamp_min(1e-6)
-    return torch.minimum(closing, approach_speed_limit(rng, final_mps, max_mps,
-                                                       time_constant_s))
+    return torch.minimum(closing, approach_speed_limit(rng, final_mps, max_mps, time_constant_s))
 
 
 def misalignment(env) -> torch.Tensor:
@@ -316,10 +358,16 @@ def termination_impulse(env, terms: tuple[str, ...]) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------- events
-def reset_chaser_in_corridor(env, env_ids: torch.Tensor, range_m: tuple[float, float],
-                             max_lateral_m: float, max_speed_mps: float,
-                             max_attitude_deg: float, max_rate_deg_s: float,
-                             chaser: str = "chaser") -> None:
+def reset_chaser_in_corridor(
+    env,
+    env_ids: torch.Tensor,
+    range_m: tuple[float, float],
+    max_lateral_m: float,
+    max_speed_mps: float,
+    max_attitude_deg: float,
+    max_rate_deg_s: float,
+    chaser: str = "chaser",
+) -> None:
     """Put the probe tip `range_m` out along the port axis with a lateral offset (uniform
     in a disc of radius `max_lateral_m`), the chaser near the docking attitude (random
     axis, angle up to `max_attitude_deg`), a velocity uniform in +-`max_speed_mps` per
@@ -343,13 +391,20 @@ def reset_chaser_in_corridor(env, env_ids: torch.Tensor, range_m: tuple[float, f
     angle = max_attitude_deg * DEG * uniform(n)
     tilt = quat_to_matrix(quat_from_rotation_vector(axis * angle[:, None]))
     body = port_axes @ docking_rotation(port_axes) @ tilt
-    tip_in_root = torch.as_tensor(site_in_root(env.scene.mj_model, f"{chaser}/probe_tip",
-                                               env.scene.entities[chaser].root_body), **kw)
+    tip_in_root = torch.as_tensor(
+        site_in_root(
+            env.scene.mj_model, f"{chaser}/probe_tip", env.scene.entities[chaser].root_body
+        ),
+        **kw,
+    )
     root = tip - (body @ tip_in_root.expand(n, 3)[..., None])[..., 0]
     env.scene.entities[chaser].set_root_state(
-        env_ids, pos_m=root, quat=quat_from_matrix(body),
+        env_ids,
+        pos_m=root,
+        quat=quat_from_matrix(body),
         lin_vel_mps=max_speed_mps * (2.0 * uniform(n, 3) - 1.0),
-        ang_vel_body=max_rate_deg_s * DEG * (2.0 * uniform(n, 3) - 1.0))
+        ang_vel_body=max_rate_deg_s * DEG * (2.0 * uniform(n, 3) - 1.0),
+    )
 
 
 # ------------------------------------------------- RL shaping (reference velocity field)
@@ -358,10 +413,18 @@ def probe_misalignment_from(body_to_port: torch.Tensor) -> torch.Tensor:
     return torch.acos((-body_to_port[:, 2, 0]).clamp(-1.0, 1.0))
 
 
-def reference_velocity(pos: torch.Tensor, misalignment: torch.Tensor, final_mps: float,
-                       max_mps: float, time_constant_s: float, speed_fraction: float = 0.85,
-                       lateral_time_s: float = 8.0, max_lateral_mps: float = 0.1,
-                       align_range_m: float = 3.0, align_deg: float = 2.5) -> torch.Tensor:
+def reference_velocity(
+    pos: torch.Tensor,
+    misalignment: torch.Tensor,
+    final_mps: float,
+    max_mps: float,
+    time_constant_s: float,
+    speed_fraction: float = 0.85,
+    lateral_time_s: float = 8.0,
+    max_lateral_mps: float = 0.1,
+    align_range_m: float = 3.0,
+    align_deg: float = 2.5,
+) -> torch.Tensor:
     """Desired probe tip velocity (port axes, m/s, (N, 3)) at tip position `pos`: the
     baseline's guidance as a smooth field. Lateral: -offset / `lateral_time_s`, capped at
     `max_lateral_mps`. Closing: `speed_fraction` x the glideslope speed v(r), faded out
@@ -371,19 +434,18 @@ def reference_velocity(pos: torch.Tensor, misalignment: torch.Tensor, final_mps:
     lat_vec = pos[:, :2]
     lat = torch.linalg.vector_norm(lat_vec, dim=-1)
     v_lat = -lat_vec / lateral_time_s
-    v_lat = v_lat * ((max_lateral_mps / (lat / lateral_time_s).clamp_min(1e-9))
-                     .clamp(max=1.0))[:, None]
+    v_lat = (
+        v_lat * ((max_lateral_mps / (lat / lateral_time_s).clamp_min(1e-9)).clamp(max=1.0))[:, None]
+    )
     allowed = 0.02 + 0.1 * rng
     gate = (2.0 - lat / allowed).clamp(0.0, 1.0)
     align = (2.0 - misalignment / (align_deg * DEG)).clamp(0.0, 1.0)
     gate = gate * torch.where(rng < align_range_m, align, torch.ones_like(align))
-    closing = speed_fraction * approach_speed_limit(rng, final_mps, max_mps,
-                                                    time_constant_s) * gate
+    closing = speed_fraction * approach_speed_limit(rng, final_mps, max_mps, time_constant_s) * gate
     return torch.cat([v_lat, -closing[:, None]], -1)
 
 
-def velocity_error(env, truth: bool = False, body_axes: bool = False,
-                   **glideslope) -> torch.Tensor:
+def velocity_error(env, truth: bool = False, body_axes: bool = False, **glideslope) -> torch.Tensor:
     """Tip velocity minus `reference_velocity` at the tip position, m/s (N, 3), in port
     axes (or chaser body axes: the axes of the force action). Measured (sensor-only)
     unless `truth`."""
@@ -439,8 +501,9 @@ def rotation_vector_from(body_to_port: torch.Tensor) -> torch.Tensor:
     return vec * angle / sin_half.clamp_min(1e-12)
 
 
-def reference_rate(rotation: torch.Tensor, gain_per_s: float = 0.1,
-                   max_rate_rad_s: float = 0.5 * DEG) -> torch.Tensor:
+def reference_rate(
+    rotation: torch.Tensor, gain_per_s: float = 0.1, max_rate_rad_s: float = 0.5 * DEG
+) -> torch.Tensor:
     """Desired body rate for the attitude error `rotation` (rotation vector, body axes):
     -gain x rotation, capped at `max_rate_rad_s` (rad/s, (N, 3))."""
     angle = torch.linalg.vector_norm(rotation, dim=-1, keepdim=True)

@@ -110,12 +110,16 @@ class LeaderWaypointNode(Node):
         C, omega = env.scene.view.hill()
         pos = env.scene.entities[geo.LEADER].root_pose()[0].double()
         vel = env.scene.entities[geo.LEADER].root_velocity()[0].double()
-        rho, rho_dot = geo.to_hill(C, omega, pos - inputs["reference_pos"],
-                                   vel - inputs["reference_vel"])
+        rho, rho_dot = geo.to_hill(
+            C, omega, pos - inputs["reference_pos"], vel - inputs["reference_vel"]
+        )
         waypoint = env.command_manager.command(self.command)
-        return {"rel_pos": rho - waypoint[:, :3], "rel_vel": rho_dot,
-                "target_attitude": geo.hill_to_eci_quat(C, waypoint[:, 3:7]),
-                "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"])}
+        return {
+            "rel_pos": rho - waypoint[:, :3],
+            "rel_vel": rho_dot,
+            "target_attitude": geo.hill_to_eci_quat(C, waypoint[:, 3:7]),
+            "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"]),
+        }
 
 
 class FollowerSlotNode(Node):
@@ -134,9 +138,12 @@ class FollowerSlotNode(Node):
     def compute(self, inputs):
         C, _ = self.view.hill()
         nav = inputs["relative_nav"]
-        return {"rel_pos": -nav[:, :3] - self.offset, "rel_vel": -nav[:, 3:6],
-                "target_attitude": geo.hill_to_eci_quat(C, nav[:, 6:10]),
-                "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"])}
+        return {
+            "rel_pos": -nav[:, :3] - self.offset,
+            "rel_vel": -nav[:, 3:6],
+            "target_attitude": geo.hill_to_eci_quat(C, nav[:, 6:10]),
+            "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"]),
+        }
 
 
 # ------------------------------------------------------------------------- gains
@@ -170,13 +177,24 @@ SPEC_ATTITUDE_BANDWIDTH_RAD_S = 2.24
 R_tau = 100) as a continuous LQR on J theta'' = tau: Kp = sqrt(250 / 100) = 1.58 N m/rad, i.e.
 w = sqrt(Kp / J) = 2.24 rad/s."""
 
-LEADER_GAINS = FlyerGains(q_pos=SPEC_Q_POS, q_vel=SPEC_Q_VEL, r_force=SPEC_R_FORCE,
-                          max_force_n=0.4, attitude_bandwidth_rad_s=0.5, max_torque_nm=0.1)
+LEADER_GAINS = FlyerGains(
+    q_pos=SPEC_Q_POS,
+    q_vel=SPEC_Q_VEL,
+    r_force=SPEC_R_FORCE,
+    max_force_n=0.4,
+    attitude_bandwidth_rad_s=0.5,
+    max_torque_nm=0.1,
+)
 """Leader: the spec's weights, capped at 0.4 N per axis and a 0.5 rad/s, 0.1 N m attitude loop,
 so that it tours its waypoints gently (measured: 0.10 m/s and 6 deg/s at most)."""
-FOLLOWER_GAINS = FlyerGains(q_pos=SPEC_Q_POS, q_vel=SPEC_Q_VEL, r_force=SPEC_R_FORCE,
-                            max_force_n=1.5, attitude_bandwidth_rad_s=SPEC_ATTITUDE_BANDWIDTH_RAD_S,
-                            max_torque_nm=0.3)
+FOLLOWER_GAINS = FlyerGains(
+    q_pos=SPEC_Q_POS,
+    q_vel=SPEC_Q_VEL,
+    r_force=SPEC_R_FORCE,
+    max_force_n=1.5,
+    attitude_bandwidth_rad_s=SPEC_ATTITUDE_BANDWIDTH_RAD_S,
+    max_torque_nm=0.3,
+)
 """Followers: the spec's weights with 1.5 N per Hill axis (half of 3 N) and 0.3 N m."""
 
 
@@ -188,25 +206,69 @@ def _flyer_chain(env, entity: str, gains: FlyerGains, period_s: float) -> list[N
     def key(name: str) -> str:
         return f"{entity}/{name}"
 
-    lqr = CwLqrNode(CwLqrCfg(
-        mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM), mass_kg=geo.MASS_KG, q_pos=gains.q_pos,
-        q_vel=gains.q_vel, r_force=gains.r_force, max_force_n=gains.max_force_n,
-        period_s=period_s, inputs={"rel_pos": key("rel_pos"), "rel_vel": key("rel_vel")},
-        outputs={"force_hill": key("force_hill")}), f"{entity}_lqr", n, dt, dev)
-    pd = QuaternionPDNode(QuaternionPDCfg(
-        kp_nm=2.0 * J * w * w, kd_nms=2.0 * 0.9 * w * J, inertia_kgm2=(J, J, J),
-        max_torque_nm=gains.max_torque_nm, period_s=period_s,
-        inputs={"attitude": key("star_tracker"), "rate": key("gyro"),
-                "target_attitude": key("target_attitude")},
-        outputs={"torque": key("torque")}), f"{entity}_attitude", n, dt, dev)
-    wrench = HillForceToBodyNode(HillForceToBodyCfg(
-        period_s=period_s, inputs={"force_hill": key("force_hill"),
-                                   "hill_to_body": key("hill_to_body"), "torque": key("torque")},
-        outputs={"wrench_body": key("wrench_body")}), f"{entity}_wrench", n, dt, dev)
-    alloc = AllocationNode(AllocationCfg(
-        allocator=env.scene.actuators[key("rcs")].allocator(), period_s=period_s,
-        inputs={"wrench_body": key("wrench_body")},
-        outputs={"thruster_force": key("thruster_force")}), f"{entity}_allocation", n, dt, dev)
+    lqr = CwLqrNode(
+        CwLqrCfg(
+            mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM),
+            mass_kg=geo.MASS_KG,
+            q_pos=gains.q_pos,
+            q_vel=gains.q_vel,
+            r_force=gains.r_force,
+            max_force_n=gains.max_force_n,
+            period_s=period_s,
+            inputs={"rel_pos": key("rel_pos"), "rel_vel": key("rel_vel")},
+            outputs={"force_hill": key("force_hill")},
+        ),
+        f"{entity}_lqr",
+        n,
+        dt,
+        dev,
+    )
+    pd = QuaternionPDNode(
+        QuaternionPDCfg(
+            kp_nm=2.0 * J * w * w,
+            kd_nms=2.0 * 0.9 * w * J,
+            inertia_kgm2=(J, J, J),
+            max_torque_nm=gains.max_torque_nm,
+            period_s=period_s,
+            inputs={
+                "attitude": key("star_tracker"),
+                "rate": key("gyro"),
+                "target_attitude": key("target_attitude"),
+            },
+            outputs={"torque": key("torque")},
+        ),
+        f"{entity}_attitude",
+        n,
+        dt,
+        dev,
+    )
+    wrench = HillForceToBodyNode(
+        HillForceToBodyCfg(
+            period_s=period_s,
+            inputs={
+                "force_hill": key("force_hill"),
+                "hill_to_body": key("hill_to_body"),
+                "torque": key("torque"),
+            },
+            outputs={"wrench_body": key("wrench_body")},
+        ),
+        f"{entity}_wrench",
+        n,
+        dt,
+        dev,
+    )
+    alloc = AllocationNode(
+        AllocationCfg(
+            allocator=env.scene.actuators[key("rcs")].allocator(),
+            period_s=period_s,
+            inputs={"wrench_body": key("wrench_body")},
+            outputs={"thruster_force": key("thruster_force")},
+        ),
+        f"{entity}_allocation",
+        n,
+        dt,
+        dev,
+    )
     return [lqr, pd, wrench, alloc]
 
 
@@ -218,18 +280,33 @@ def leader_nodes(env, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
     """Sensor tap, reference point and the leader's waypoint controller."""
     tap = SensorTapNode(NodeCfg(period_s=period_s), "sensors", env)
     ref = ReferencePointNode(NodeCfg(), "reference", env)
-    leader = LeaderWaypointNode(NodeCfg(
-        period_s=period_s, inputs={"star_tracker": f"{geo.LEADER}/star_tracker"},
-        outputs=_slot_outputs(geo.LEADER)), "leader_waypoint", env)
+    leader = LeaderWaypointNode(
+        NodeCfg(
+            period_s=period_s,
+            inputs={"star_tracker": f"{geo.LEADER}/star_tracker"},
+            outputs=_slot_outputs(geo.LEADER),
+        ),
+        "leader_waypoint",
+        env,
+    )
     return [tap, ref, leader, *_flyer_chain(env, geo.LEADER, LEADER_GAINS, period_s)]
 
 
 def follower_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
     """The follower's slot estimate and its LQR/PD/allocation chain."""
-    slot = FollowerSlotNode(NodeCfg(
-        period_s=period_s, inputs={"relative_nav": f"{follower}/relative_nav",
-                                   "star_tracker": f"{follower}/star_tracker"},
-        outputs=_slot_outputs(follower)), f"{follower}_slot", env, geo.SLOT_OFFSETS_M[follower])
+    slot = FollowerSlotNode(
+        NodeCfg(
+            period_s=period_s,
+            inputs={
+                "relative_nav": f"{follower}/relative_nav",
+                "star_tracker": f"{follower}/star_tracker",
+            },
+            outputs=_slot_outputs(follower),
+        ),
+        f"{follower}_slot",
+        env,
+        geo.SLOT_OFFSETS_M[follower],
+    )
     return [slot, *_flyer_chain(env, follower, FOLLOWER_GAINS, period_s)]
 
 
@@ -238,8 +315,9 @@ VELOCITY_LOOP_TIME_CONSTANT_S = 2.0
 with this time constant, s."""
 
 
-def follower_attitude_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S,
-                            velocity_loop: bool = False) -> list[Node]:
+def follower_attitude_nodes(
+    env, follower: str, period_s: float = CONTROL_PERIOD_S, velocity_loop: bool = False
+) -> list[Node]:
     """The follower's slot estimate, its attitude PD (to the leader's attitude) and the
     wrench/allocation chain, with the Hill force left to the value `<follower>/force_hill`:
     a policy's action (`GraphInputActionCfg`) provides it. With `velocity_loop`, the action is
@@ -247,19 +325,38 @@ def follower_attitude_nodes(env, follower: str, period_s: float = CONTROL_PERIOD
     proportional velocity loop on the follower's navigated slot error rate gives the force."""
     lqr, pd, wrench, alloc = _flyer_chain(env, follower, FOLLOWER_GAINS, period_s)
     del lqr
-    slot = FollowerSlotNode(NodeCfg(
-        period_s=period_s, inputs={"relative_nav": f"{follower}/relative_nav",
-                                   "star_tracker": f"{follower}/star_tracker"},
-        outputs=_slot_outputs(follower)), f"{follower}_slot", env, geo.SLOT_OFFSETS_M[follower])
+    slot = FollowerSlotNode(
+        NodeCfg(
+            period_s=period_s,
+            inputs={
+                "relative_nav": f"{follower}/relative_nav",
+                "star_tracker": f"{follower}/star_tracker",
+            },
+            outputs=_slot_outputs(follower),
+        ),
+        f"{follower}_slot",
+        env,
+        geo.SLOT_OFFSETS_M[follower],
+    )
     if not velocity_loop:
         return [slot, pd, wrench, alloc]
-    loop = VelocityLoopNode(VelocityLoopCfg(
-        mass_kg=geo.MASS_KG, time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
-        max_force_n=FOLLOWER_GAINS.max_force_n, period_s=period_s,
-        inputs={"velocity_command": f"{follower}/velocity_command",
-                "velocity": f"{follower}/rel_vel"},
-        outputs={"force": f"{follower}/force_hill"}), f"{follower}_velocity_loop",
-        env.num_envs, env.physics_dt, env.device)
+    loop = VelocityLoopNode(
+        VelocityLoopCfg(
+            mass_kg=geo.MASS_KG,
+            time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
+            max_force_n=FOLLOWER_GAINS.max_force_n,
+            period_s=period_s,
+            inputs={
+                "velocity_command": f"{follower}/velocity_command",
+                "velocity": f"{follower}/rel_vel",
+            },
+            outputs={"force": f"{follower}/force_hill"},
+        ),
+        f"{follower}_velocity_loop",
+        env.num_envs,
+        env.physics_dt,
+        env.device,
+    )
     return [slot, loop, pd, wrench, alloc]
 
 
@@ -297,8 +394,24 @@ def baseline_agent(env):
     return AgentGraph(nodes), outputs
 
 
-__all__ = ["CONTROL_PERIOD_S", "FOLLOWER_GAINS", "LEADER_GAINS", "SPEC_ATTITUDE_BANDWIDTH_RAD_S",
-           "SPEC_Q_POS", "SPEC_Q_VEL", "SPEC_R_FORCE", "FlyerGains",
-           "FollowerSlotNode", "LeaderWaypointNode", "ReferencePointNode", "SensorTapNode",
-           "baseline_agent", "follower_attitude_nodes", "follower_nodes", "leader_agent",
-           "leader_nodes", "translation_policy_agent", "velocity_policy_agent"]
+__all__ = [
+    "CONTROL_PERIOD_S",
+    "FOLLOWER_GAINS",
+    "LEADER_GAINS",
+    "SPEC_ATTITUDE_BANDWIDTH_RAD_S",
+    "SPEC_Q_POS",
+    "SPEC_Q_VEL",
+    "SPEC_R_FORCE",
+    "FlyerGains",
+    "FollowerSlotNode",
+    "LeaderWaypointNode",
+    "ReferencePointNode",
+    "SensorTapNode",
+    "baseline_agent",
+    "follower_attitude_nodes",
+    "follower_nodes",
+    "leader_agent",
+    "leader_nodes",
+    "translation_policy_agent",
+    "velocity_policy_agent",
+]

@@ -118,8 +118,10 @@ def _recording_adapter_class():
         def __init__(self, scene, cfg=None, stop_s: float = math.inf) -> None:
             super().__init__(scene, cfg)
             self.stop_s = stop_s
-            self.log: dict[str, list] = {k: [] for k in ("t", "pos", "vel", "quat", "rate",
-                                                         "wrench", "error", "attitude_error")}
+            self.log: dict[str, list] = {
+                k: []
+                for k in ("t", "pos", "vel", "quat", "rate", "wrench", "error", "attitude_error")
+            }
 
         def step(self, nstep: int = 1) -> None:
             held = np.stack([self._wrench[f].copy() for f in FLYERS])
@@ -166,10 +168,12 @@ def build_scene(seed: int):
         group.generator.manual_seed(seed + 404 + k + int(group.cfg.seed))
     ids = scene.all_worlds
     scene.reset(ids)
-    events = SimpleNamespace(generator=torch.Generator(device=scene.device)
-                             .manual_seed(seed + 202))
-    mdp.reset_formation(SimpleNamespace(scene=scene, device=scene.device, event_manager=events),
-                        ids, **INITIAL_NOISE)
+    events = SimpleNamespace(generator=torch.Generator(device=scene.device).manual_seed(seed + 202))
+    mdp.reset_formation(
+        SimpleNamespace(scene=scene, device=scene.device, event_manager=events),
+        ids,
+        **INITIAL_NOISE,
+    )
     scene.data.forward(ids.cpu().numpy())
     scene.refresh_sensors(ids)
     return scene
@@ -183,22 +187,44 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     scene = build_scene(cfg.seed)
     adapter = _recording_adapter_class()(
-        scene, SceneAdapterCfg(sensors=False, actuator_outputs=False), stop_s=cfg.seconds)
+        scene, SceneAdapterCfg(sensors=False, actuator_outputs=False), stop_s=cfg.seconds
+    )
     lockstep = tuple(f"{f}/{t}" for f in FLYERS for t in ("cmd_force", "cmd_torque"))
-    server = BridgeServer(adapter, BridgeCfg(
-        host=cfg.host, pub_port=0, sub_port=0, heartbeat_port=0, mode="hub",
-        rate_hz=1.0 / cfg.control_period_s, accel=0.0, lockstep=True,
-        lockstep_topics=lockstep, relay_topics=(f"{geo.LEADER}/{PLAN_TOPIC}",)))
+    server = BridgeServer(
+        adapter,
+        BridgeCfg(
+            host=cfg.host,
+            pub_port=0,
+            sub_port=0,
+            heartbeat_port=0,
+            mode="hub",
+            rate_hz=1.0 / cfg.control_period_s,
+            accel=0.0,
+            lockstep=True,
+            lockstep_topics=lockstep,
+            relay_topics=(f"{geo.LEADER}/{PLAN_TOPIC}",),
+        ),
+    )
     try:
         if abs(server.tick_s - cfg.control_period_s) > 1e-9:
-            raise ValueError(f"control period {cfg.control_period_s} s is not a whole number of "
-                             f"physics steps ({adapter.physics_dt} s)")
+            raise ValueError(
+                f"control period {cfg.control_period_s} s is not a whole number of "
+                f"physics steps ({adapter.physics_dt} s)"
+            )
         ticks = round(cfg.seconds / server.tick_s)
         ports = {k: int(v.rsplit(":", 1)[1]) for k, v in server.endpoints.items()}
         tmp = out / "endpoints.json.tmp"
-        tmp.write_text(json.dumps({"host": cfg.host, "pub_port": ports["telemetry"],
-                                   "sub_port": ports["commands"],
-                                   "heartbeat_port": ports["heartbeat"], "pid": os.getpid()}))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "host": cfg.host,
+                    "pub_port": ports["telemetry"],
+                    "sub_port": ports["commands"],
+                    "heartbeat_port": ports["heartbeat"],
+                    "pid": os.getpid(),
+                }
+            )
+        )
         tmp.replace(out / "endpoints.json")
         start = time.monotonic()
         first, last = None, start
@@ -206,8 +232,9 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
             now = time.monotonic()
             limit = cfg.startup_timeout_s if first is None else cfg.step_timeout_s
             if now - last > limit:
-                raise TimeoutError(f"no complete round of commands for {limit} s (t = "
-                                   f"{adapter.time_s:.2f} s)")
+                raise TimeoutError(
+                    f"no complete round of commands for {limit} s (t = {adapter.time_s:.2f} s)"
+                )
             # waits of more than lockstep_republish_s re-send the state to late joiners
             if server.tick(max_wait_s=1.0):
                 last = time.monotonic()
@@ -220,8 +247,14 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
         server.close()
     log = {k: np.asarray(v) for k, v in adapter.log.items()}
     np.savez(out / "sim.npz", **log)
-    summary = {"ticks": ticks, "tick_s": server.tick_s, "sim_time_s": adapter.time_s,
-               "loop_wall_s": loop_s, "stats": stats, "received": inputs}
+    summary = {
+        "ticks": ticks,
+        "tick_s": server.tick_s,
+        "sim_time_s": adapter.time_s,
+        "loop_wall_s": loop_s,
+        "stats": stats,
+        "received": inputs,
+    }
     (out / "sim.json").write_text(json.dumps(summary, indent=2))
     return summary
 
@@ -281,18 +314,27 @@ class LeaderController:
 
         self.cfg = cfg = cfg or LeaderCfg()
         g = LEADER_GAINS
-        lqr = CwLqrNode(CwLqrCfg(
-            mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM), mass_kg=geo.MASS_KG, q_pos=g.q_pos,
-            q_vel=g.q_vel, r_force=g.r_force, max_force_n=g.max_force_n, period_s=cfg.period_s),
-            "leader_lqr", 1, cfg.physics_dt_s)
+        lqr = CwLqrNode(
+            CwLqrCfg(
+                mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM),
+                mass_kg=geo.MASS_KG,
+                q_pos=g.q_pos,
+                q_vel=g.q_vel,
+                r_force=g.r_force,
+                max_force_n=g.max_force_n,
+                period_s=cfg.period_s,
+            ),
+            "leader_lqr",
+            1,
+            cfg.physics_dt_s,
+        )
         self.K = lqr.K.detach().cpu().numpy()
         self.max_force = lqr.max_force.detach().cpu().numpy()
         w, J = g.attitude_bandwidth_rad_s, geo.INERTIA_KGM2
         self.kp, self.kd = 2.0 * J * w * w, 2.0 * 0.9 * w * J
         self.inertia = np.diag([J, J, J])
         self.max_torque = g.max_torque_nm
-        self.model = FormationNmpc(replace(follower_nmpc_cfg(dt_s=cfg.period_s),
-                                           num_obstacles=0))
+        self.model = FormationNmpc(replace(follower_nmpc_cfg(dt_s=cfg.period_s), num_obstacles=0))
         self.steps = self.model.cfg.horizon_steps
         self.table = np.array([list(p) + list(geo.yaw_quat(yaw)) for p, yaw in cfg.waypoints])
         self.hold_steps = round(cfg.hold_s / cfg.period_s)
@@ -303,8 +345,9 @@ class LeaderController:
         self._held: tuple[np.ndarray, np.ndarray] | None = None
         """(force ECI N, gravity gradient) held since the last update."""
 
-    def _law(self, x: np.ndarray, target_p: np.ndarray, target_v: np.ndarray,
-             target_q: np.ndarray) -> np.ndarray:
+    def _law(
+        self, x: np.ndarray, target_p: np.ndarray, target_v: np.ndarray, target_q: np.ndarray
+    ) -> np.ndarray:
         """(6,) body wrench of the LQR + PD at the state x (13,)."""
         from orbitlab.agent.nmpc import quat_matrix
 
@@ -329,15 +372,17 @@ class LeaderController:
             self.d_dot = self.d_dot + (G @ self.d - force_eci / geo.MASS_KG) * h
             self.d = self.d + self.d_dot * h
 
-    def reference_hill(self, r_rel: np.ndarray, v_rel: np.ndarray, C: np.ndarray,
-                       omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def reference_hill(
+        self, r_rel: np.ndarray, v_rel: np.ndarray, C: np.ndarray, omega: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The reference point's Hill position and velocity relative to the chief, from the
         leader's chief-relative ECI position r_rel (m) and velocity v_rel (m/s)."""
         p, v = r_rel + self.d, v_rel + self.d_dot
         return C @ p, C @ (v - np.cross(omega, p))
 
-    def update(self, t: float, hill: dict, sc: dict, env: dict
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def update(
+        self, t: float, hill: dict, sc: dict, env: dict
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(wrench (6,), plan (H + 1, 13), reference point (3,) Hill m from the chief) at the
         state of time t: the leader's `hill_states` and `sc_states` and the environment."""
         self.advance_reference()
@@ -384,8 +429,9 @@ class FollowerControllers:
         self.iterations: dict[str, list[int]] = {f: [] for f in geo.FOLLOWERS}
         self.failures: dict[str, int] = dict.fromkeys(geo.FOLLOWERS, 0)
 
-    def update(self, states: dict[str, np.ndarray], leader_plan: np.ndarray
-               ) -> dict[str, np.ndarray]:
+    def update(
+        self, states: dict[str, np.ndarray], leader_plan: np.ndarray
+    ) -> dict[str, np.ndarray]:
         """Body wrench (6,) per follower from their 13-states and the leader's plan."""
         H = leader_plan.shape[0] - 1
         wrenches, plans = {}, {}
@@ -395,8 +441,11 @@ class FollowerControllers:
                 if g == f:
                     continue
                 old = self.plans[g]
-                others.append(np.repeat(states[g][None, :3], H + 1, 0) if old is None
-                              else np.concatenate([old[1:, :3], old[-1:, :3]]))
+                others.append(
+                    np.repeat(states[g][None, :3], H + 1, 0)
+                    if old is None
+                    else np.concatenate([old[1:, :3], old[-1:, :3]])
+                )
             sol = self.problems[f].solve(states[f], leader_plan, others)
             wrenches[f], plans[f] = sol.wrench, sol.states
             self.solve_times_s[f].append(sol.solve_time_s)
@@ -410,25 +459,33 @@ class FollowerControllers:
 def _client(link: LinkCfg, client_id: str):
     from orbitlab.bridge import Client, ClientCfg
 
-    return Client(ClientCfg(host=link.host, pub_port=link.pub_port, sub_port=link.sub_port,
-                            heartbeat_port=link.heartbeat_port, client_id=client_id))
+    return Client(
+        ClientCfg(
+            host=link.host,
+            pub_port=link.pub_port,
+            sub_port=link.sub_port,
+            heartbeat_port=link.heartbeat_port,
+            client_id=client_id,
+        )
+    )
 
 
-def wait_tick(client, keys: list[tuple[str, str]], after: float, timeout_s: float
-              ) -> dict[tuple[str, str], dict]:
+def wait_tick(
+    client, keys: list[tuple[str, str]], after: float, timeout_s: float
+) -> dict[tuple[str, str], dict]:
     """Poll until every topic of `keys` has a message of one and the same time > `after`."""
     end = time.monotonic() + timeout_s
     while True:
         msgs = {k: client.latest(k) for k in keys}
         times = [m["time"] for m in msgs.values() if m is not None]
-        if len(times) == len(keys) and min(times) > after + 1e-9 and \
-                max(times) - min(times) < 1e-9:
+        if len(times) == len(keys) and min(times) > after + 1e-9 and max(times) - min(times) < 1e-9:
             return msgs
         remaining = end - time.monotonic()
         if remaining <= 0:
             missing = [k for k, m in msgs.items() if m is None or m["time"] <= after + 1e-9]
-            raise TimeoutError(f"no state after t = {after:.3f} s within {timeout_s} s "
-                               f"(waiting for {missing})")
+            raise TimeoutError(
+                f"no state after t = {after:.3f} s within {timeout_s} s (waiting for {missing})"
+            )
         client.poll(min(remaining, 0.05))
 
 
@@ -459,8 +516,9 @@ def run_leader(cfg: StudyCfg, link: LinkCfg, out: Path) -> dict[str, Any]:
             log["reference_hill"].append(ref.tolist())
             if t >= cfg.seconds - 1e-6:
                 break
-            client.publish(geo.LEADER, PLAN_TOPIC, msg_type=PLAN_MSG_TYPE, time=t,
-                           states=plan.tolist())
+            client.publish(
+                geo.LEADER, PLAN_TOPIC, msg_type=PLAN_MSG_TYPE, time=t, states=plan.tolist()
+            )
             client.publish_force(geo.LEADER, wrench[:3])
             client.publish_torque(geo.LEADER, wrench[3:])
             log["compute_s"].append(time.perf_counter() - start)
@@ -496,16 +554,22 @@ def run_followers(cfg: StudyCfg, link: LinkCfg, out: Path) -> dict[str, Any]:
             states = {}
             for f in geo.FOLLOWERS:
                 hill, sc = msgs[_key(f, "hill_states")], msgs[_key(f, "sc_states")]
-                states[f] = np.concatenate([hill["r_bh_h"], hill["v_bh_h"], hill["q_bh"],
-                                            sc["omega_bn_b"]])
+                states[f] = np.concatenate(
+                    [hill["r_bh_h"], hill["v_bh_h"], hill["q_bh"], sc["omega_bn_b"]]
+                )
             wrenches = controllers.update(states, np.asarray(plan["states"], float))
             for f, w in wrenches.items():
                 client.publish_force(f, w[:3])
                 client.publish_torque(f, w[3:])
             updates += 1
-    summary = {"updates": updates, "last_time_s": last,
-               "solve_s": controllers.solve_times_s, "iterations": controllers.iterations,
-               "not_converged": controllers.failures, "plan_wait_s": plan_wait}
+    summary = {
+        "updates": updates,
+        "last_time_s": last,
+        "solve_s": controllers.solve_times_s,
+        "iterations": controllers.iterations,
+        "not_converged": controllers.failures,
+        "plan_wait_s": plan_wait,
+    }
     (out / "followers.json").write_text(json.dumps(summary))
     return summary
 
@@ -540,11 +604,31 @@ class StudyResult:
 
 
 def _command(role: str, cfg: StudyCfg, out: Path, link: LinkCfg | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", MODULE, role, "--out", str(out), "--seconds",
-           repr(cfg.seconds), "--seed", str(cfg.seed), "--period", repr(cfg.control_period_s)]
+    cmd = [
+        sys.executable,
+        "-m",
+        MODULE,
+        role,
+        "--out",
+        str(out),
+        "--seconds",
+        repr(cfg.seconds),
+        "--seed",
+        str(cfg.seed),
+        "--period",
+        repr(cfg.control_period_s),
+    ]
     if link is not None:
-        cmd += ["--host", link.host, "--pub-port", str(link.pub_port), "--sub-port",
-                str(link.sub_port), "--heartbeat-port", str(link.heartbeat_port)]
+        cmd += [
+            "--host",
+            link.host,
+            "--pub-port",
+            str(link.pub_port),
+            "--sub-port",
+            str(link.sub_port),
+            "--heartbeat-port",
+            str(link.heartbeat_port),
+        ]
     return cmd
 
 
@@ -556,8 +640,13 @@ def run_study(cfg: StudyCfg, out: Path) -> StudyResult:
     out.mkdir(parents=True, exist_ok=True)
     for name in ("endpoints.json", "sim.npz", "sim.json", "leader.json", "followers.json"):
         (out / name).unlink(missing_ok=True)
-    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               OPENBLAS_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONUNBUFFERED="1",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+    )
     procs: dict[str, subprocess.Popen] = {}
     logs = []
     commands: dict[str, list[str]] = {}
@@ -574,14 +663,19 @@ def run_study(cfg: StudyCfg, out: Path) -> StudyResult:
         endpoints = out / "endpoints.json"
         while not endpoints.exists():
             if procs["sim"].poll() is not None:
-                raise RuntimeError(f"the simulator exited ({procs['sim'].returncode}); see "
-                                   f"{out / 'sim.log'}")
+                raise RuntimeError(
+                    f"the simulator exited ({procs['sim'].returncode}); see {out / 'sim.log'}"
+                )
             if time.monotonic() - start > cfg.startup_timeout_s:
                 raise TimeoutError("the simulator did not publish its ports in time")
             time.sleep(0.1)
         ports = json.loads(endpoints.read_text())
-        link = LinkCfg(host=ports["host"], pub_port=ports["pub_port"],
-                       sub_port=ports["sub_port"], heartbeat_port=ports["heartbeat_port"])
+        link = LinkCfg(
+            host=ports["host"],
+            pub_port=ports["pub_port"],
+            sub_port=ports["sub_port"],
+            heartbeat_port=ports["heartbeat_port"],
+        )
         launch("leader", _command("leader", cfg, out, link))
         launch("followers", _command("followers", cfg, out, link))
         for role, proc in procs.items():
@@ -604,8 +698,9 @@ def run_study(cfg: StudyCfg, out: Path) -> StudyResult:
     return score(out, cfg, wall, codes, commands)
 
 
-def score(out: Path, cfg: StudyCfg, wall_s: float, codes: dict[str, int],
-          commands: dict[str, list[str]]) -> StudyResult:
+def score(
+    out: Path, cfg: StudyCfg, wall_s: float, codes: dict[str, int], commands: dict[str, list[str]]
+) -> StudyResult:
     """The study's result from the files the three processes wrote into `out`."""
     log = np.load(out / "sim.npz")
     sim = json.loads((out / "sim.json").read_text())
@@ -615,14 +710,22 @@ def score(out: Path, cfg: StudyCfg, wall_s: float, codes: dict[str, int],
     received = sim["received"]
     per_craft = min(received.values())
     return StudyResult(
-        formation_error_m=float(error.mean()), max_formation_error_m=float(error.max()),
+        formation_error_m=float(error.mean()),
+        max_formation_error_m=float(error.max()),
         attitude_error_deg=float(np.degrees(log["attitude_error"].mean())),
-        sim_time_s=float(sim["sim_time_s"]), ticks=int(sim["ticks"]), wall_s=wall_s,
+        sim_time_s=float(sim["sim_time_s"]),
+        ticks=int(sim["ticks"]),
+        wall_s=wall_s,
         loop_wall_s=float(sim["loop_wall_s"]),
         control_rate_hz=per_craft / max(float(sim["sim_time_s"]), 1e-9),
         wall_rate_hz=int(sim["ticks"]) / max(float(sim["loop_wall_s"]), 1e-9),
-        returncodes=codes, out=str(out), sim=sim, leader=leader, followers=followers,
-        commands=commands)
+        returncodes=codes,
+        out=str(out),
+        sim=sim,
+        leader=leader,
+        followers=followers,
+        commands=commands,
+    )
 
 
 # --------------------------------------------------------------------------- main
@@ -639,22 +742,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sub-port", type=int, default=0)
     parser.add_argument("--heartbeat-port", type=int, default=0)
     args = parser.parse_args(argv)
-    cfg = StudyCfg(seconds=args.seconds, seed=args.seed, control_period_s=args.period,
-                   host=args.host)
+    cfg = StudyCfg(
+        seconds=args.seconds, seed=args.seed, control_period_s=args.period, host=args.host
+    )
     out = Path(args.out)
-    link = LinkCfg(host=args.host, pub_port=args.pub_port, sub_port=args.sub_port,
-                   heartbeat_port=args.heartbeat_port)
+    link = LinkCfg(
+        host=args.host,
+        pub_port=args.pub_port,
+        sub_port=args.sub_port,
+        heartbeat_port=args.heartbeat_port,
+    )
     if args.role == "sim":
         summary = serve(cfg, out)
-        print(f"sim: {summary['ticks']} ticks, t = {summary['sim_time_s']:.2f} s, loop "
-              f"{summary['loop_wall_s']:.1f} s wall, {summary['stats']}")
+        print(
+            f"sim: {summary['ticks']} ticks, t = {summary['sim_time_s']:.2f} s, loop "
+            f"{summary['loop_wall_s']:.1f} s wall, {summary['stats']}"
+        )
     elif args.role == "leader":
         summary = run_leader(cfg, link, out)
         print(f"leader: {summary['updates']} updates, last state t = {summary['last_time_s']}")
     else:
         summary = run_followers(cfg, link, out)
-        print(f"followers: {summary['updates']} updates, not converged "
-              f"{summary['not_converged']}")
+        print(f"followers: {summary['updates']} updates, not converged {summary['not_converged']}")
     return 0
 
 

@@ -38,10 +38,12 @@ class FormationScore:
     """Mean episode duration, s."""
 
     def __str__(self) -> str:
-        return (f"formation error {self.formation_error_m:.4f} m (max "
-                f"{self.max_formation_error_m:.3f} m), attitude error "
-                f"{self.attitude_error_deg:.2f} deg, impulse {self.impulse_ns:.2f} N s per "
-                f"follower, failures {self.failures}, duration {self.mean_duration_s:.1f} s")
+        return (
+            f"formation error {self.formation_error_m:.4f} m (max "
+            f"{self.max_formation_error_m:.3f} m), attitude error "
+            f"{self.attitude_error_deg:.2f} deg, impulse {self.impulse_ns:.2f} N s per "
+            f"follower, failures {self.failures}, duration {self.mean_duration_s:.1f} s"
+        )
 
 
 def _term(env, cls):
@@ -51,15 +53,20 @@ def _term(env, cls):
     raise ValueError(f"the env has no '{cls.__name__}' reward term")
 
 
-def evaluate(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = "baseline",
-             max_steps: int | None = None, seed: int = 0) -> FormationScore:
+def evaluate(
+    env: ManagerBasedRLEnv,
+    policy: str | Callable[[], torch.Tensor] = "baseline",
+    max_steps: int | None = None,
+    seed: int = 0,
+) -> FormationScore:
     """Roll out 'baseline' (the config's agent graph), 'random' (uniform in [-1, 1]),
     'zero' actions or a policy (a callable returning the next actions, e.g. a trained
     actor from `orbitlab.rl.policies.load_policy`) and score every world's first episode."""
     generator = torch.Generator(device=env.device).manual_seed(seed)
     n, dim = env.num_envs, env.action_manager.total_dim
-    error, attitude, fuel = (_term(env, c) for c in (mdp.formation_error, mdp.attitude_error,
-                                                     mdp.fuel))
+    error, attitude, fuel = (
+        _term(env, c) for c in (mdp.formation_error, mdp.attitude_error, mdp.fuel)
+    )
     sums = torch.zeros((3, n), dtype=torch.float64, device=env.device)
     worst = torch.zeros(n, dtype=torch.float64, device=env.device)
     steps = torch.zeros(n, dtype=torch.float64, device=env.device)
@@ -74,8 +81,13 @@ def evaluate(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = 
         else:
             action = torch.zeros((n, dim), device=env.device)
         _, _, terminated, truncated, _ = env.step(action)
-        values = torch.stack([error.per_follower.mean(-1), attitude.per_follower.mean(-1),
-                              fuel.per_follower.mean(-1) * env.step_dt]).to(torch.float64)
+        values = torch.stack(
+            [
+                error.per_follower.mean(-1),
+                attitude.per_follower.mean(-1),
+                fuel.per_follower.mean(-1) * env.step_dt,
+            ]
+        ).to(torch.float64)
         sums += torch.where(running, values, 0.0)
         worst = torch.where(running, torch.maximum(worst, error.per_follower.amax(-1)), worst)
         steps += running
@@ -90,14 +102,14 @@ def evaluate(env: ManagerBasedRLEnv, policy: str | Callable[[], torch.Tensor] = 
         attitude_error_deg=float(sums[1].sum() / total_steps) * 57.29577951308232,
         impulse_ns=float(sums[2].mean()),
         failures=int(failed.sum()),
-        mean_duration_s=float(steps.mean()) * env.step_dt)
+        mean_duration_s=float(steps.mean()) * env.step_dt,
+    )
 
 
 def main(argv: list[str]) -> None:
     from orbitlab_tasks.formation.formation_env_cfg import baseline_cfg, env_cfg
 
-    args = {"agent": "baseline", "num_envs": "16", "max_steps": "0", "seed": "0",
-            "checkpoint": ""}
+    args = {"agent": "baseline", "num_envs": "16", "max_steps": "0", "seed": "0", "checkpoint": ""}
     for item in argv:
         key, sep, value = item.partition("=")
         if not sep or key not in args:
@@ -105,8 +117,9 @@ def main(argv: list[str]) -> None:
         args[key] = value
     num_envs, seed = int(args["num_envs"]), int(args["seed"])
     if args["checkpoint"]:
-        score, name = _evaluate_checkpoint(args["checkpoint"], num_envs, seed,
-                                           int(args["max_steps"]) or None)
+        score, name = _evaluate_checkpoint(
+            args["checkpoint"], num_envs, seed, int(args["max_steps"]) or None
+        )
         print(f"{name} [{args['checkpoint']}] {score}")
         return
     if args["agent"] not in ("baseline", "random", "zero"):
@@ -114,13 +127,13 @@ def main(argv: list[str]) -> None:
     make = baseline_cfg if args["agent"] == "baseline" else env_cfg
     cfg = make(num_envs)
     cfg.seed = seed
-    score = evaluate(ManagerBasedRLEnv(cfg), args["agent"], int(args["max_steps"]) or None,
-                     seed)
+    score = evaluate(ManagerBasedRLEnv(cfg), args["agent"], int(args["max_steps"]) or None, seed)
     print(f"Formation [{args['agent']}] {score}")
 
 
-def _evaluate_checkpoint(checkpoint: str, num_envs: int, seed: int,
-                         max_steps: int | None) -> tuple[FormationScore, str]:
+def _evaluate_checkpoint(
+    checkpoint: str, num_envs: int, seed: int, max_steps: int | None
+) -> tuple[FormationScore, str]:
     """Score a `scripts/train.py` checkpoint of a formation task (its run's task config,
     without curriculum or training-only settings: the evaluation env)."""
     from orbitlab.envs.gym import load_cfg

@@ -58,15 +58,22 @@ MAX_SLOT_ERROR_M = 5.0
 """A follower farther than this from its slot ends the episode (failure), m."""
 MIN_SEPARATION_M = 0.35
 """Centre distance below which two flyers count as collided, m (cubes of side 0.326 m)."""
-INITIAL_NOISE = {"pos_noise_m": 0.1, "vel_noise_mps": 0.005, "att_noise_rad": math.radians(5.0),
-                 "rate_noise_rad_s": 0.01}
+INITIAL_NOISE = {
+    "pos_noise_m": 0.1,
+    "vel_noise_mps": 0.005,
+    "att_noise_rad": math.radians(5.0),
+    "rate_noise_rad_s": 0.01,
+}
 """Followers' initial slot error: uniform per Hill / body axis up to these values."""
 
 
 def chief_orbit() -> OrbitInit:
     """The spec's orbit, starting at periapsis (true anomaly 0)."""
-    R, V = coe_to_rv(geo.ORBIT_A_KM, geo.ORBIT_E, *np.radians(
-        [geo.ORBIT_I_DEG, geo.ORBIT_RAAN_DEG, geo.ORBIT_ARGP_DEG, geo.ORBIT_NU_DEG]))
+    R, V = coe_to_rv(
+        geo.ORBIT_A_KM,
+        geo.ORBIT_E,
+        *np.radians([geo.ORBIT_I_DEG, geo.ORBIT_RAAN_DEG, geo.ORBIT_ARGP_DEG, geo.ORBIT_NU_DEG]),
+    )
     return OrbitInit(R_eci=np.asarray(R), V_eci=np.asarray(V))
 
 
@@ -89,29 +96,36 @@ def _scene(num_envs: int) -> SceneCfg:
         flyer.sensors["gyro"].period_s = 0.1  # 10 Hz is plenty for 5 Hz control
         if name != geo.LEADER:
             flyer.sensors["relative_nav"] = RelativeNavCfg(
-                site="imu", target=geo.LEADER, period_s=0.1,
-                std=(0.005,) * 3 + (0.001,) * 3 + (0.002,) * 3)
+                site="imu",
+                target=geo.LEADER,
+                period_s=0.1,
+                std=(0.005,) * 3 + (0.001,) * 3 + (0.002,) * 3,
+            )
         entities[name] = flyer
-    return SceneCfg(num_envs=num_envs, entities=entities, orbit_init=orbit,
-                    timestep_s=PHYSICS_DT_S)
+    return SceneCfg(num_envs=num_envs, entities=entities, orbit_init=orbit, timestep_s=PHYSICS_DT_S)
 
 
-def _follower_obs(follower: str, with_action: bool, frame: str = "body"
-                  ) -> dict[str, ObservationTermCfg]:
+def _follower_obs(
+    follower: str, with_action: bool, frame: str = "body"
+) -> dict[str, ObservationTermCfg]:
     """One follower's 18 (15 without the action) observation values. `frame` 'body' gives the
     slot error and its rate in the follower's body axes (the axes of its force action, from its
     star tracker); 'hill' in Hill axes."""
     if frame not in ("body", "hill"):
         raise ValueError(f"frame must be 'body' or 'hill', got '{frame}'")
     p = {"follower": follower}
-    pos, vel = ((mdp.slot_pos_error_body, mdp.slot_vel_error_body) if frame == "body"
-                else (mdp.slot_pos_error, mdp.slot_vel_error))
+    pos, vel = (
+        (mdp.slot_pos_error_body, mdp.slot_vel_error_body)
+        if frame == "body"
+        else (mdp.slot_pos_error, mdp.slot_vel_error)
+    )
     terms = {
         "slot_pos": ObservationTermCfg(func=pos, params=p, clip=(-10.0, 10.0)),
         "slot_vel": ObservationTermCfg(func=vel, params=p, scale=10.0, clip=(-10.0, 10.0)),
         "attitude": ObservationTermCfg(func=mdp.leader_attitude_error, params=p),
-        "rate": ObservationTermCfg(func=core_mdp.sensor_value, params={"name": f"{follower}/gyro"},
-                                   scale=5.0),
+        "rate": ObservationTermCfg(
+            func=core_mdp.sensor_value, params={"name": f"{follower}/gyro"}, scale=5.0
+        ),
     }
     if with_action:
         terms["last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
@@ -128,8 +142,10 @@ def policy_observations(with_action: bool = True, frame: str = "body") -> Observ
 
 def _leader_critic_terms() -> dict[str, ObservationTermCfg]:
     """The leader's Hill velocity (m/s x 10) and the phase of its waypoint hold."""
-    return {"leader_vel": ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0),
-            "waypoint_phase": ObservationTermCfg(func=mdp.waypoint_phase)}
+    return {
+        "leader_vel": ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0),
+        "waypoint_phase": ObservationTermCfg(func=mdp.waypoint_phase),
+    }
 
 
 def critic_observations() -> ObservationGroupCfg:
@@ -139,11 +155,13 @@ def critic_observations() -> ObservationGroupCfg:
     terms = {}
     for f in geo.FOLLOWERS:
         p = {"follower": f}
-        terms[f"{f}/true_slot"] = ObservationTermCfg(func=mdp.true_slot_body, params=p,
-                                                     clip=(-10.0, 10.0))
+        terms[f"{f}/true_slot"] = ObservationTermCfg(
+            func=mdp.true_slot_body, params=p, clip=(-10.0, 10.0)
+        )
         terms[f"{f}/attitude"] = ObservationTermCfg(func=mdp.leader_attitude_error, params=p)
-        terms[f"{f}/rate"] = ObservationTermCfg(func=core_mdp.sensor_value,
-                                                params={"name": f"{f}/gyro"}, scale=5.0)
+        terms[f"{f}/rate"] = ObservationTermCfg(
+            func=core_mdp.sensor_value, params={"name": f"{f}/gyro"}, scale=5.0
+        )
         terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
     terms.update(_leader_critic_terms())
     return ObservationGroupCfg(terms=terms, enable_noise=False)
@@ -156,8 +174,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         scene=_scene(num_envs),
         decimation=DECIMATION,
         episode_length_s=EPISODE_S,
-        actions={f: ThrusterWrenchActionCfg(group=f"{f}/rcs", scale=scale)
-                 for f in geo.FOLLOWERS},
+        actions={f: ThrusterWrenchActionCfg(group=f"{f}/rcs", scale=scale) for f in geo.FOLLOWERS},
         observations={"policy": policy_observations(), "critic": critic_observations()},
         rewards={
             # The metric and the attitude error, kept at low weights so that they are logged:
@@ -166,28 +183,38 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "formation_error": RewardTermCfg(func=mdp.formation_error, weight=-0.05),
             "attitude_error": RewardTermCfg(func=mdp.attitude_error, weight=-0.05),
             # A wide kernel pulls back from far away, a narrow one rewards precision.
-            "formation_wide": RewardTermCfg(func=mdp.formation_kernel, weight=1.0,
-                                            params={"sigma_m": 0.5}),
-            "formation_kernel": RewardTermCfg(func=mdp.formation_kernel, weight=1.0,
-                                              params={"sigma_m": 0.05}),
-            "attitude_kernel": RewardTermCfg(func=mdp.attitude_kernel, weight=0.5,
-                                             params={"sigma_rad": 0.2}),
+            "formation_wide": RewardTermCfg(
+                func=mdp.formation_kernel, weight=1.0, params={"sigma_m": 0.5}
+            ),
+            "formation_kernel": RewardTermCfg(
+                func=mdp.formation_kernel, weight=1.0, params={"sigma_m": 0.05}
+            ),
+            "attitude_kernel": RewardTermCfg(
+                func=mdp.attitude_kernel, weight=0.5, params={"sigma_rad": 0.2}
+            ),
             "slot_velocity": RewardTermCfg(func=mdp.slot_velocity_error, weight=-0.5),
             "fuel": RewardTermCfg(func=mdp.fuel, weight=-0.01),
             "action_rate": RewardTermCfg(func=mdp.action_rate, weight=-0.01),
-            "failure": RewardTermCfg(func=mdp.failure, weight=-100.0,
-                                     params={"max_error_m": MAX_SLOT_ERROR_M,
-                                             "min_distance_m": MIN_SEPARATION_M}),
+            "failure": RewardTermCfg(
+                func=mdp.failure,
+                weight=-100.0,
+                params={"max_error_m": MAX_SLOT_ERROR_M, "min_distance_m": MIN_SEPARATION_M},
+            ),
         },
         terminations={
-            "slot_drift": TerminationTermCfg(func=mdp.slot_drift,
-                                             params={"max_error_m": MAX_SLOT_ERROR_M}),
-            "collision": TerminationTermCfg(func=mdp.collision,
-                                            params={"min_distance_m": MIN_SEPARATION_M}),
+            "slot_drift": TerminationTermCfg(
+                func=mdp.slot_drift, params={"max_error_m": MAX_SLOT_ERROR_M}
+            ),
+            "collision": TerminationTermCfg(
+                func=mdp.collision, params={"min_distance_m": MIN_SEPARATION_M}
+            ),
             "time_out": TerminationTermCfg(func=core_mdp.time_out, time_out=True),
         },
-        events={"formation": EventTermCfg(func=mdp.reset_formation, mode="reset",
-                                          params=dict(INITIAL_NOISE))},
+        events={
+            "formation": EventTermCfg(
+                func=mdp.reset_formation, mode="reset", params=dict(INITIAL_NOISE)
+            )
+        },
         commands={"waypoint": mdp.WaypointScheduleCfg()},
         agent=leader_agent,
     )
@@ -210,9 +237,10 @@ def velocity_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     PD to the leader's attitude and the thruster allocation. Inputs and shaping as
     Formation-Translation."""
     cfg = translation_env_cfg(num_envs)
-    cfg.actions = {f: GraphInputActionCfg(key=f"{f}/velocity_command", dim=3,
-                                          scale=(MAX_SLOT_SPEED_MPS,) * 3)
-                   for f in geo.FOLLOWERS}
+    cfg.actions = {
+        f: GraphInputActionCfg(key=f"{f}/velocity_command", dim=3, scale=(MAX_SLOT_SPEED_MPS,) * 3)
+        for f in geo.FOLLOWERS
+    }
     cfg.agent = velocity_policy_agent
     return cfg
 
@@ -226,41 +254,49 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     relative navigation and star tracker; coarse and fine-scaled copies) and its last action.
     Shaping: the formation kernels, plus tracking of a reference closing velocity."""
     cfg = env_cfg(num_envs)
-    cfg.actions = {f: GraphInputActionCfg(key=f"{f}/force_hill", dim=3,
-                                          scale=(MAX_HILL_FORCE_N,) * 3)
-                   for f in geo.FOLLOWERS}
+    cfg.actions = {
+        f: GraphInputActionCfg(key=f"{f}/force_hill", dim=3, scale=(MAX_HILL_FORCE_N,) * 3)
+        for f in geo.FOLLOWERS
+    }
     cfg.agent = translation_policy_agent
     terms = {}
     for f in geo.FOLLOWERS:
         p = {"follower": f}
-        terms[f"{f}/slot_pos"] = ObservationTermCfg(func=mdp.slot_pos_error, params=p,
-                                                    scale=1.0 / 0.5, clip=(-10.0, 10.0))
-        terms[f"{f}/slot_vel"] = ObservationTermCfg(func=mdp.slot_vel_error, params=p,
-                                                    scale=10.0, clip=(-10.0, 10.0))
+        terms[f"{f}/slot_pos"] = ObservationTermCfg(
+            func=mdp.slot_pos_error, params=p, scale=1.0 / 0.5, clip=(-10.0, 10.0)
+        )
+        terms[f"{f}/slot_vel"] = ObservationTermCfg(
+            func=mdp.slot_vel_error, params=p, scale=10.0, clip=(-10.0, 10.0)
+        )
         # fine copies for the last centimetres
-        terms[f"{f}/slot_pos_fine"] = ObservationTermCfg(func=mdp.slot_pos_error, params=p,
-                                                         scale=1.0 / 0.05, clip=(-1.0, 1.0))
-        terms[f"{f}/slot_vel_fine"] = ObservationTermCfg(func=mdp.slot_vel_error, params=p,
-                                                         scale=1.0 / 0.01, clip=(-1.0, 1.0))
+        terms[f"{f}/slot_pos_fine"] = ObservationTermCfg(
+            func=mdp.slot_pos_error, params=p, scale=1.0 / 0.05, clip=(-1.0, 1.0)
+        )
+        terms[f"{f}/slot_vel_fine"] = ObservationTermCfg(
+            func=mdp.slot_vel_error, params=p, scale=1.0 / 0.01, clip=(-1.0, 1.0)
+        )
         terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
     critic = {}
     for f in geo.FOLLOWERS:
         p = {"follower": f}
-        critic[f"{f}/true_slot"] = ObservationTermCfg(func=mdp.true_slot_hill, params=p,
-                                                      clip=(-10.0, 10.0))
+        critic[f"{f}/true_slot"] = ObservationTermCfg(
+            func=mdp.true_slot_hill, params=p, clip=(-10.0, 10.0)
+        )
         critic[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
     critic.update(_leader_critic_terms())
-    cfg.observations = {"policy": ObservationGroupCfg(terms=terms),
-                        "critic": ObservationGroupCfg(terms=critic, enable_noise=False)}
+    cfg.observations = {
+        "policy": ObservationGroupCfg(terms=terms),
+        "critic": ObservationGroupCfg(terms=critic, enable_noise=False),
+    }
     del cfg.rewards["attitude_kernel"]  # the PD node owns the attitude; still logged as error
     cfg.rewards["attitude_error"].weight = -0.01
     # Close on the slot along a smooth reference velocity field (-e / 10 s, at most 0.1 m/s)
     # instead of penalising every relative velocity.
     del cfg.rewards["slot_velocity"]
-    cfg.rewards["velocity_tracking"] = RewardTermCfg(func=mdp.slot_velocity_tracking,
-                                                     weight=-2.0)
-    cfg.rewards["velocity_kernel"] = RewardTermCfg(func=mdp.slot_velocity_kernel, weight=0.5,
-                                                   params={"sigma_mps": 0.01})
+    cfg.rewards["velocity_tracking"] = RewardTermCfg(func=mdp.slot_velocity_tracking, weight=-2.0)
+    cfg.rewards["velocity_kernel"] = RewardTermCfg(
+        func=mdp.slot_velocity_kernel, weight=0.5, params={"sigma_mps": 0.01}
+    )
     return cfg
 
 

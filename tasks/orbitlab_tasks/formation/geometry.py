@@ -58,9 +58,17 @@ def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
     """Rotation matrices (..., 3, 3) of unit quaternions (..., 4): v_out = M v_in."""
     q = q / q.norm(dim=-1, keepdim=True)
     w, x, y, z = q.unbind(-1)
-    rows = [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]
+    rows = [
+        1 - 2 * (y * y + z * z),
+        2 * (x * y - w * z),
+        2 * (x * z + w * y),
+        2 * (x * y + w * z),
+        1 - 2 * (x * x + z * z),
+        2 * (y * z - w * x),
+        2 * (x * z - w * y),
+        2 * (y * z + w * x),
+        1 - 2 * (x * x + y * y),
+    ]
     return torch.stack(rows, -1).reshape(*q.shape[:-1], 3, 3)
 
 
@@ -71,15 +79,16 @@ def hill_quat(C: torch.Tensor) -> torch.Tensor:
 
 def slot_offsets(device: torch.device | str) -> torch.Tensor:
     """(2, 3) slot offsets of the followers, Hill axes, m."""
-    return torch.tensor([SLOT_OFFSETS_M[f] for f in FOLLOWERS], dtype=torch.float64,
-                        device=device)
+    return torch.tensor([SLOT_OFFSETS_M[f] for f in FOLLOWERS], dtype=torch.float64, device=device)
 
 
 def slot_errors(env) -> torch.Tensor:
     """True slot error rho_f - rho_leader - offset_f of each follower, (N, 2, 3), Hill axes, m."""
     C, _ = env.scene.view.hill()
     leader = env.scene.entities[LEADER].root_pose()[0].double()
-    rel = torch.stack([env.scene.entities[f].root_pose()[0].double() - leader for f in FOLLOWERS], 1)
+    rel = torch.stack(
+        [env.scene.entities[f].root_pose()[0].double() - leader for f in FOLLOWERS], 1
+    )
     return (C[:, None] @ rel[..., None])[..., 0] - slot_offsets(env.device)
 
 
@@ -93,8 +102,9 @@ def attitude_errors(env) -> torch.Tensor:
     return torch.stack(out, 1)
 
 
-def measured_attitude_error(nav: torch.Tensor, star_tracker: torch.Tensor,
-                            C: torch.Tensor) -> torch.Tensor:
+def measured_attitude_error(
+    nav: torch.Tensor, star_tracker: torch.Tensor, C: torch.Tensor
+) -> torch.Tensor:
     """Error quaternion (N, 4) of a follower to the leader from its own sensors: relative
     navigation (leader body -> Hill in nav[:, 6:10]) and star tracker (body -> ECI)."""
     q_follower_hill = quat_multiply(hill_quat(C), star_tracker)
@@ -111,7 +121,8 @@ def hill_to_body(C: torch.Tensor, star_tracker: torch.Tensor) -> torch.Tensor:
     return quat_to_matrix(star_tracker).transpose(-1, -2) @ C.transpose(-1, -2)
 
 
-def to_hill(C: torch.Tensor, omega: torch.Tensor, pos_m: torch.Tensor,
-            vel_mps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def to_hill(
+    C: torch.Tensor, omega: torch.Tensor, pos_m: torch.Tensor, vel_mps: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A relative position and velocity in world (ECI) axes as Hill-frame (rho, rho_dot)."""
     return rotate(C, pos_m), rotate(C, vel_mps - torch.cross(omega, pos_m, dim=-1))

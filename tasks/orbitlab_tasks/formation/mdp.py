@@ -55,8 +55,7 @@ def follower_last_action(env, follower: str) -> torch.Tensor:
     action holds the followers' equal parts one after the other."""
     k = _follower_index(follower)
     dim = env.action_manager.total_dim // len(geo.FOLLOWERS)
-    return env.action_manager.action[:, dim * k:dim * (k + 1)]
-
+    return env.action_manager.action[:, dim * k : dim * (k + 1)]
 
 
 def _hill_to_body(env, follower: str) -> torch.Tensor:
@@ -91,8 +90,9 @@ def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
     errs, vels = [], []
     for f in geo.FOLLOWERS:
         e = env.scene.entities[f]
-        rho, rho_dot = geo.to_hill(C, omega, e.root_pose()[0].double() - p0,
-                                   e.root_velocity()[0].double() - v0)
+        rho, rho_dot = geo.to_hill(
+            C, omega, e.root_pose()[0].double() - p0, e.root_velocity()[0].double() - v0
+        )
         errs.append(rho)
         vels.append(rho_dot)
     return torch.stack(errs, 1) - geo.slot_offsets(env.device), torch.stack(vels, 1)
@@ -118,14 +118,19 @@ def leader_velocity_hill(env) -> torch.Tensor:
     """The leader's velocity relative to the chief, Hill axes, m/s (N, 3)."""
     C, omega = env.scene.view.hill()
     leader = env.scene.entities[geo.LEADER]
-    return geo.to_hill(C.double(), omega.double(), leader.root_pose()[0].double(),
-                       leader.root_velocity()[0].double())[1]
+    return geo.to_hill(
+        C.double(),
+        omega.double(),
+        leader.root_pose()[0].double(),
+        leader.root_velocity()[0].double(),
+    )[1]
 
 
 def waypoint_phase(env, command: str = "waypoint") -> torch.Tensor:
     """Time since the leader's current waypoint began, as a fraction of the hold, (N, 1)."""
     hold = env.command_manager.terms[command].hold_steps
     return ((env.episode_length_buf % hold).float() / hold)[:, None]
+
 
 # ------------------------------------------------------------------------ rewards
 
@@ -160,8 +165,9 @@ class formation_error(PerFollowerTerm):
     def values(self, env) -> torch.Tensor:
         error = geo.slot_errors(env).norm(dim=-1)
         fresh = env.episode_length_buf <= 1
-        self.error_integral = torch.where(fresh, 0.0, self.error_integral) + \
-            error.mean(-1) * env.step_dt
+        self.error_integral = (
+            torch.where(fresh, 0.0, self.error_integral) + error.mean(-1) * env.step_dt
+        )
         self.elapsed_s = torch.where(fresh, 0.0, self.elapsed_s) + env.step_dt
         return error
 
@@ -181,9 +187,9 @@ class fuel(PerFollowerTerm):
     """Sum of each follower's commanded thruster forces, N (times the step: impulse, N s)."""
 
     def values(self, env) -> torch.Tensor:
-        return torch.stack([env.scene.actuators[f"{f}/rcs"].command.sum(-1)
-                            for f in geo.FOLLOWERS], -1)
-
+        return torch.stack(
+            [env.scene.actuators[f"{f}/rcs"].command.sum(-1) for f in geo.FOLLOWERS], -1
+        )
 
 
 class formation_kernel(PerFollowerTerm):
@@ -210,8 +216,9 @@ class slot_velocity_error(PerFollowerTerm):
         return true_slot_state(env)[1].norm(dim=-1)
 
 
-def reference_slot_velocity(error_m: torch.Tensor, time_constant_s: float,
-                            max_speed_mps: float) -> torch.Tensor:
+def reference_slot_velocity(
+    error_m: torch.Tensor, time_constant_s: float, max_speed_mps: float
+) -> torch.Tensor:
     """The closing velocity asked of a follower at slot error e (Hill axes): -e / tau, its
     norm capped at `max_speed_mps` (m/s); a smooth field that brings it back to its slot."""
     v = -error_m / time_constant_s
@@ -223,8 +230,9 @@ class slot_velocity_tracking(PerFollowerTerm):
     """|rate of the slot error - reference velocity| (truth, Hill axes), m/s: each follower is
     asked to close on its slot along `reference_slot_velocity`."""
 
-    def __call__(self, env, time_constant_s: float = 10.0,
-                 max_speed_mps: float = 0.1) -> torch.Tensor:
+    def __call__(
+        self, env, time_constant_s: float = 10.0, max_speed_mps: float = 0.1
+    ) -> torch.Tensor:
         err, vel = true_slot_state(env)
         ref = reference_slot_velocity(err, time_constant_s, max_speed_mps)
         self.per_follower = (vel - ref).norm(dim=-1).float()
@@ -234,8 +242,13 @@ class slot_velocity_tracking(PerFollowerTerm):
 class slot_velocity_kernel(PerFollowerTerm):
     """exp(-|slot error rate - reference velocity| / sigma) (truth), in (0, 1]."""
 
-    def __call__(self, env, sigma_mps: float = 0.01, time_constant_s: float = 10.0,
-                 max_speed_mps: float = 0.1) -> torch.Tensor:
+    def __call__(
+        self,
+        env,
+        sigma_mps: float = 0.01,
+        time_constant_s: float = 10.0,
+        max_speed_mps: float = 0.1,
+    ) -> torch.Tensor:
         err, vel = true_slot_state(env)
         ref = reference_slot_velocity(err, time_constant_s, max_speed_mps)
         self.per_follower = torch.exp(-(vel - ref).norm(dim=-1) / sigma_mps).float()
@@ -259,6 +272,7 @@ class failure(PerFollowerTerm):
         self.per_follower = failed[:, None].expand(-1, len(geo.FOLLOWERS)).contiguous()
         return self.per_follower.mean(-1)
 
+
 # ------------------------------------------------------------------- terminations
 
 
@@ -280,13 +294,20 @@ def collision(env, min_distance_m: float) -> torch.Tensor:
 
 
 def _uniform(env, count: int, half_width: float, dim: int = 3) -> torch.Tensor:
-    u = torch.rand((count, dim), generator=env.event_manager.generator, dtype=torch.float64,
-                   device=env.device)
+    u = torch.rand(
+        (count, dim), generator=env.event_manager.generator, dtype=torch.float64, device=env.device
+    )
     return (2.0 * u - 1.0) * half_width
 
 
-def reset_formation(env, env_ids, pos_noise_m: float = 0.0, vel_noise_mps: float = 0.0,
-                    att_noise_rad: float = 0.0, rate_noise_rad_s: float = 0.0) -> None:
+def reset_formation(
+    env,
+    env_ids,
+    pos_noise_m: float = 0.0,
+    vel_noise_mps: float = 0.0,
+    att_noise_rad: float = 0.0,
+    rate_noise_rad_s: float = 0.0,
+) -> None:
     """Leader at the chief, followers at their slots (plus uniform noise per Hill axis), all at
     rest in the Hill frame and aligned with it (followers turned by a random rotation vector of
     up to `att_noise_rad` per axis and given up to `rate_noise_rad_s` per axis)."""
@@ -296,8 +317,9 @@ def reset_formation(env, env_ids, pos_noise_m: float = 0.0, vel_noise_mps: float
     q_hill = quat_from_matrix(C_T)  # body axes = Hill axes
     rate_body = (C @ omega[..., None])[..., 0]  # co-rotating with the Hill frame
     zeros = torch.zeros((n, 3), dtype=torch.float64, device=env.device)
-    env.scene.entities[geo.LEADER].set_root_state(env_ids, pos_m=zeros, quat=q_hill,
-                                                  lin_vel_mps=zeros, ang_vel_body=rate_body)
+    env.scene.entities[geo.LEADER].set_root_state(
+        env_ids, pos_m=zeros, quat=q_hill, lin_vel_mps=zeros, ang_vel_body=rate_body
+    )
     offsets = geo.slot_offsets(env.device)
     for k, f in enumerate(geo.FOLLOWERS):
         rho = offsets[k] + _uniform(env, n, pos_noise_m)
@@ -306,10 +328,12 @@ def reset_formation(env, env_ids, pos_noise_m: float = 0.0, vel_noise_mps: float
         vel = (C_T @ rho_dot[..., None])[..., 0] + torch.cross(omega, pos, dim=-1)
         turn = quat_from_rotation_vector(_uniform(env, n, att_noise_rad))
         quat = quat_multiply(q_hill, turn)
-        rate = rotate_inverse(geo.quat_to_matrix(turn), rate_body) + \
-            _uniform(env, n, rate_noise_rad_s)
-        env.scene.entities[f].set_root_state(env_ids, pos_m=pos, quat=quat, lin_vel_mps=vel,
-                                             ang_vel_body=rate)
+        rate = rotate_inverse(geo.quat_to_matrix(turn), rate_body) + _uniform(
+            env, n, rate_noise_rad_s
+        )
+        env.scene.entities[f].set_root_state(
+            env_ids, pos_m=pos, quat=quat, lin_vel_mps=vel, ang_vel_body=rate
+        )
 
 
 # ----------------------------------------------------------------------- commands
@@ -327,11 +351,16 @@ class WaypointSchedule(CommandTerm):
         super().__init__(cfg, env)
         steps = cfg.hold_s / env.step_dt
         if abs(steps - round(steps)) > 1e-9 * steps or round(steps) < 1:
-            raise ValueError(f"waypoint hold_s {cfg.hold_s} s must be a whole number of env "
-                             f"steps of {env.step_dt} s")
+            raise ValueError(
+                f"waypoint hold_s {cfg.hold_s} s must be a whole number of env "
+                f"steps of {env.step_dt} s"
+            )
         self.hold_steps = round(steps)
-        self.table = torch.tensor([list(p) + list(geo.yaw_quat(yaw)) for p, yaw in cfg.waypoints],
-                                  dtype=torch.float64, device=env.device)
+        self.table = torch.tensor(
+            [list(p) + list(geo.yaw_quat(yaw)) for p, yaw in cfg.waypoints],
+            dtype=torch.float64,
+            device=env.device,
+        )
 
     @property
     def index(self) -> torch.Tensor:
@@ -343,7 +372,6 @@ class WaypointSchedule(CommandTerm):
 
     def resample(self, env_ids: torch.Tensor) -> None:
         """Nothing to draw: the schedule is fixed."""
-
 
 
 @dataclass(kw_only=True)

@@ -44,18 +44,25 @@ class _FollowerView:
         self.env = env
         self.num_agents = len(geo.FOLLOWERS)
         if env.action_manager.total_dim != self.num_agents * ACTION_DIM:
-            raise ValueError(f"the env's action must be {self.num_agents} follower wrenches "
-                             f"({self.num_agents * ACTION_DIM}), got "
-                             f"{env.action_manager.total_dim}: build it from env_cfg, not "
-                             "baseline_cfg")
+            raise ValueError(
+                f"the env's action must be {self.num_agents} follower wrenches "
+                f"({self.num_agents * ACTION_DIM}), got "
+                f"{env.action_manager.total_dim}: build it from env_cfg, not "
+                "baseline_cfg"
+            )
         total = env.observation_manager.shapes["policy"][0]
         if total % self.num_agents:
-            raise ValueError(f"policy observation of {total} values does not split into "
-                             f"{self.num_agents} followers")
+            raise ValueError(
+                f"policy observation of {total} values does not split into "
+                f"{self.num_agents} followers"
+            )
         self.obs_dim = total // self.num_agents
         manager = env.reward_manager
-        self.reward_terms = [(fn, manager.terms[name].weight) for name, fn in
-                             manager.term_funcs.items() if isinstance(fn, PerFollowerTerm)]
+        self.reward_terms = [
+            (fn, manager.terms[name].weight)
+            for name, fn in manager.term_funcs.items()
+            if isinstance(fn, PerFollowerTerm)
+        ]
 
     def split(self, x: torch.Tensor) -> torch.Tensor:
         """(N, 2 D) -> (N, 2, D)."""
@@ -82,8 +89,9 @@ class FollowerBatchEnv(gym.vector.VectorEnv):
         self.num_envs = env.num_envs * self.num_agents
         self.single_observation_space = _box((self.view.obs_dim,))
         self.single_action_space = _box((ACTION_DIM,), -1.0, 1.0)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
-                                                              self.num_envs)
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs
+        )
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
 
     def _out(self, x: torch.Tensor):
@@ -100,20 +108,31 @@ class FollowerBatchEnv(gym.vector.VectorEnv):
         return self._out(self._rows(obs["policy"])), {}
 
     def step(self, actions):
-        actions = torch.as_tensor(np.asarray(actions) if not isinstance(actions, torch.Tensor)
-                                  else actions, dtype=torch.float32, device=self.env.device)
+        actions = torch.as_tensor(
+            np.asarray(actions) if not isinstance(actions, torch.Tensor) else actions,
+            dtype=torch.float32,
+            device=self.env.device,
+        )
         if actions.shape != (self.num_envs, ACTION_DIM):
-            raise ValueError(f"actions must have shape ({self.num_envs}, {ACTION_DIM}) (one row "
-                             f"per follower), got {tuple(actions.shape)}")
+            raise ValueError(
+                f"actions must have shape ({self.num_envs}, {ACTION_DIM}) (one row "
+                f"per follower), got {tuple(actions.shape)}"
+            )
         obs, _, terminated, truncated, extras = self.env.step(
-            actions.reshape(self.env.num_envs, -1))
+            actions.reshape(self.env.num_envs, -1)
+        )
         rewards = self.view.rewards().reshape(-1)
         infos: dict[str, Any] = {"log": extras.get("log", {})}
         if "final_obs" in extras:
             infos["final_obs"] = self._out(self._rows(extras["final_obs"]))
             infos["_final_obs"] = self._out(self._rows(terminated | truncated))
-        return (self._out(self._rows(obs["policy"])), self._out(rewards),
-                self._out(self._rows(terminated)), self._out(self._rows(truncated)), infos)
+        return (
+            self._out(self._rows(obs["policy"])),
+            self._out(rewards),
+            self._out(self._rows(terminated)),
+            self._out(self._rows(truncated)),
+            infos,
+        )
 
     def close(self, **kwargs):
         self.env.close()
@@ -148,18 +167,28 @@ class FormationMultiAgentEnv:
         missing = [a for a in self.agents if a not in actions]
         unknown = sorted(set(actions) - set(self.agents))
         if missing or unknown:
-            raise ValueError(f"actions need exactly the agents {self.agents}; missing "
-                             f"{missing}, unknown {unknown}")
-        parts = [torch.as_tensor(actions[a], dtype=torch.float32, device=self.env.device)
-                 .reshape(self.env.num_envs, ACTION_DIM) for a in self.agents]
+            raise ValueError(
+                f"actions need exactly the agents {self.agents}; missing "
+                f"{missing}, unknown {unknown}"
+            )
+        parts = [
+            torch.as_tensor(actions[a], dtype=torch.float32, device=self.env.device).reshape(
+                self.env.num_envs, ACTION_DIM
+            )
+            for a in self.agents
+        ]
         obs, _, terminated, truncated, extras = self.env.step(torch.cat(parts, dim=-1))
         rewards = self.view.rewards()
         infos: dict[str, Any] = {"log": extras.get("log", {})}
         if "final_obs" in extras:
             infos["final_obs"] = self._per_agent(extras["final_obs"])
-        return (self._per_agent(obs["policy"]),
-                {a: rewards[:, k] for k, a in enumerate(self.agents)},
-                self._per_agent(terminated), self._per_agent(truncated), infos)
+        return (
+            self._per_agent(obs["policy"]),
+            {a: rewards[:, k] for k, a in enumerate(self.agents)},
+            self._per_agent(terminated),
+            self._per_agent(truncated),
+            infos,
+        )
 
     def close(self) -> None:
         self.env.close()

@@ -49,10 +49,15 @@ NMPC_NODE = "formation_nmpc"
 def follower_nmpc_cfg(**overrides: Any) -> NmpcCfg:
     """The followers' NMPC: the spec's horizon, weights and flyer, the formation flyer's six
     opposing thruster pairs (1.5 N each) as exact input bounds; `overrides` replace fields."""
-    cfg = NmpcCfg(horizon_steps=30, dt_s=CONTROL_PERIOD_S,
-                  mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM), mass_kg=geo.MASS_KG,
-                  inertia_kgm2=(geo.INERTIA_KGM2,) * 3,
-                  thruster_pairs=opposing_pairs(FORMATION_THRUSTERS), pair_max_force_n=1.5)
+    cfg = NmpcCfg(
+        horizon_steps=30,
+        dt_s=CONTROL_PERIOD_S,
+        mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM),
+        mass_kg=geo.MASS_KG,
+        inertia_kgm2=(geo.INERTIA_KGM2,) * 3,
+        thruster_pairs=opposing_pairs(FORMATION_THRUSTERS),
+        pair_max_force_n=1.5,
+    )
     return replace(cfg, **overrides)
 
 
@@ -69,12 +74,19 @@ class LeaderPlanNode(Node):
     (N, H + 1, 13).
     """
 
-    input_names = ("reference_pos", "reference_vel", "star_tracker", "gyro", "force_hill",
-                   "torque")
+    input_names = ("reference_pos", "reference_vel", "star_tracker", "gyro", "force_hill", "torque")
     output_names = ("plan",)
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any, lqr: Node, pd: Node,
-                 model: FormationNmpc, command: str = "waypoint") -> None:
+    def __init__(
+        self,
+        cfg: NodeCfg,
+        name: str,
+        env: Any,
+        lqr: Node,
+        pd: Node,
+        model: FormationNmpc,
+        command: str = "waypoint",
+    ) -> None:
         super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
         self.env, self.command, self.model = env, command, model
         self.K = lqr.K.detach().cpu().numpy()
@@ -85,8 +97,9 @@ class LeaderPlanNode(Node):
         self.steps = model.cfg.horizon_steps
         self.step_map = model.step.map(self.num_envs)
 
-    def _law(self, x: np.ndarray, target_p: np.ndarray, target_v: np.ndarray,
-             target_q: torch.Tensor) -> np.ndarray:
+    def _law(
+        self, x: np.ndarray, target_p: np.ndarray, target_v: np.ndarray, target_q: torch.Tensor
+    ) -> np.ndarray:
         """(N, 6) body wrench of the leader's LQR + PD at states x (N, 13)."""
         error = np.concatenate([x[:, :3] - target_p, x[:, 3:6] - target_v], 1)
         force_hill = np.clip(-error @ self.K.T, -self.max_force, self.max_force)
@@ -105,8 +118,9 @@ class LeaderPlanNode(Node):
         env = self.env
         C, omega = env.scene.view.hill()
         leader = env.scene.entities[geo.LEADER]
-        p, v = geo.to_hill(C, omega, leader.root_pose()[0].double(),
-                           leader.root_velocity()[0].double())
+        p, v = geo.to_hill(
+            C, omega, leader.root_pose()[0].double(), leader.root_velocity()[0].double()
+        )
         r, r_dot = geo.to_hill(C, omega, inputs["reference_pos"], inputs["reference_vel"])
         q = quat_multiply(geo.hill_quat(C), inputs["star_tracker"].double())
         x = torch.cat([p, v, q, inputs["gyro"].double()], -1).cpu().numpy()
@@ -122,8 +136,9 @@ class LeaderPlanNode(Node):
         for n in range(self.steps):
             if n > 0:
                 wp = table[((k + n) // term.hold_steps) % table.shape[0]].numpy()
-                wrench = self._law(x, r + r_dot * n * dt + wp[:, :3], r_dot,
-                                   torch.as_tensor(wp[:, 3:7]))
+                wrench = self._law(
+                    x, r + r_dot * n * dt + wp[:, :3], r_dot, torch.as_tensor(wp[:, 3:7])
+                )
             x = np.asarray(self.step_map(x.T, wrench.T)).T
             plan[:, n + 1] = x
         return {"plan": torch.as_tensor(plan, dtype=torch.float64, device=self.device)}
@@ -146,12 +161,22 @@ class FollowerStateNode(Node):
         C, _ = self.view.hill()
         nav, leader = inputs["relative_nav"].double(), inputs["leader_plan"][:, 0]
         q = quat_multiply(geo.hill_quat(C), inputs["star_tracker"].double())
-        return {"state": torch.cat([leader[:, :3] - nav[:, :3], leader[:, 3:6] - nav[:, 3:6], q,
-                                    inputs["gyro"].double()], -1)}
+        return {
+            "state": torch.cat(
+                [
+                    leader[:, :3] - nav[:, :3],
+                    leader[:, 3:6] - nav[:, 3:6],
+                    q,
+                    inputs["gyro"].double(),
+                ],
+                -1,
+            )
+        }
 
 
-def nmpc_nodes(env: Any, nmpc: NmpcCfg | None = None,
-               period_s: float = CONTROL_PERIOD_S) -> list[Node]:
+def nmpc_nodes(
+    env: Any, nmpc: NmpcCfg | None = None, period_s: float = CONTROL_PERIOD_S
+) -> list[Node]:
     """Leader plan, follower states, the NMPC node and each follower's allocation."""
     nmpc = nmpc or follower_nmpc_cfg()
     n, dt, dev = env.num_envs, env.physics_dt, env.device
@@ -159,30 +184,76 @@ def nmpc_nodes(env: Any, nmpc: NmpcCfg | None = None,
     by_name = {node.name: node for node in built}
     leader_model = FormationNmpc(replace(nmpc, num_obstacles=0))
     L = geo.LEADER
-    plan = LeaderPlanNode(NodeCfg(period_s=period_s, inputs={
-        "star_tracker": f"{L}/star_tracker", "gyro": f"{L}/gyro",
-        "force_hill": f"{L}/force_hill", "torque": f"{L}/torque"},
-        outputs={"plan": f"{L}/plan"}), "leader_plan", env, by_name[f"{L}_lqr"],
-        by_name[f"{L}_attitude"], leader_model)
+    plan = LeaderPlanNode(
+        NodeCfg(
+            period_s=period_s,
+            inputs={
+                "star_tracker": f"{L}/star_tracker",
+                "gyro": f"{L}/gyro",
+                "force_hill": f"{L}/force_hill",
+                "torque": f"{L}/torque",
+            },
+            outputs={"plan": f"{L}/plan"},
+        ),
+        "leader_plan",
+        env,
+        by_name[f"{L}_lqr"],
+        by_name[f"{L}_attitude"],
+        leader_model,
+    )
     nodes = [*built, plan]
     for f in geo.FOLLOWERS:
-        nodes.append(FollowerStateNode(NodeCfg(period_s=period_s, inputs={
-            "relative_nav": f"{f}/relative_nav", "star_tracker": f"{f}/star_tracker",
-            "gyro": f"{f}/gyro", "leader_plan": f"{L}/plan"},
-            outputs={"state": f"{f}/nmpc_state"}), f"{f}_state", env))
+        nodes.append(
+            FollowerStateNode(
+                NodeCfg(
+                    period_s=period_s,
+                    inputs={
+                        "relative_nav": f"{f}/relative_nav",
+                        "star_tracker": f"{f}/star_tracker",
+                        "gyro": f"{f}/gyro",
+                        "leader_plan": f"{L}/plan",
+                    },
+                    outputs={"state": f"{f}/nmpc_state"},
+                ),
+                f"{f}_state",
+                env,
+            )
+        )
     inputs = {"leader_plan": f"{L}/plan"}
     inputs.update({f"state/{f}": f"{f}/nmpc_state" for f in geo.FOLLOWERS})
     outputs = {f"wrench/{f}": f"{f}/wrench_body" for f in geo.FOLLOWERS}
     outputs.update({f"plan/{f}": f"{f}/plan" for f in geo.FOLLOWERS})
-    nodes.append(FormationNmpcNode(FormationNmpcNodeCfg(
-        period_s=period_s, nmpc=nmpc, agents=geo.FOLLOWERS,
-        slot_offsets_m=tuple(geo.SLOT_OFFSETS_M[f] for f in geo.FOLLOWERS),
-        inputs=inputs, outputs=outputs), NMPC_NODE, n, dt, dev))
+    nodes.append(
+        FormationNmpcNode(
+            FormationNmpcNodeCfg(
+                period_s=period_s,
+                nmpc=nmpc,
+                agents=geo.FOLLOWERS,
+                slot_offsets_m=tuple(geo.SLOT_OFFSETS_M[f] for f in geo.FOLLOWERS),
+                inputs=inputs,
+                outputs=outputs,
+            ),
+            NMPC_NODE,
+            n,
+            dt,
+            dev,
+        )
+    )
     for f in geo.FOLLOWERS:
-        nodes.append(AllocationNode(AllocationCfg(
-            allocator=env.scene.actuators[f"{f}/rcs"].allocator(), period_s=period_s,
-            inputs={"wrench_body": f"{f}/wrench_body"},
-            outputs={"thruster_force": f"{f}/thruster_force"}), f"{f}_allocation", n, dt, dev))
+        nodes.append(
+            AllocationNode(
+                AllocationCfg(
+                    allocator=env.scene.actuators[f"{f}/rcs"].allocator(),
+                    period_s=period_s,
+                    inputs={"wrench_body": f"{f}/wrench_body"},
+                    outputs={"thruster_force": f"{f}/thruster_force"},
+                ),
+                f"{f}_allocation",
+                n,
+                dt,
+                dev,
+            )
+        )
     return nodes
 
 
@@ -204,5 +275,12 @@ def nmpc_cfg(num_envs: int = 1, nmpc: NmpcCfg | None = None) -> ManagerBasedRLEn
     return cfg
 
 
-__all__ = ["NMPC_NODE", "FollowerStateNode", "LeaderPlanNode", "follower_nmpc_cfg",
-           "make_nmpc_agent", "nmpc_cfg", "nmpc_nodes"]
+__all__ = [
+    "NMPC_NODE",
+    "FollowerStateNode",
+    "LeaderPlanNode",
+    "follower_nmpc_cfg",
+    "make_nmpc_agent",
+    "nmpc_cfg",
+    "nmpc_nodes",
+]

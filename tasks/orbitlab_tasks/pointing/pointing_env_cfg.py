@@ -57,13 +57,18 @@ class SlewCommand(CommandTerm):
         return self.target
 
     def resample(self, env_ids: torch.Tensor) -> None:
-        axis = torch.randn((env_ids.numel(), 3), generator=self.generator, dtype=torch.float64,
-                           device=self.env.device)
+        axis = torch.randn(
+            (env_ids.numel(), 3),
+            generator=self.generator,
+            dtype=torch.float64,
+            device=self.env.device,
+        )
         axis = axis / axis.norm(dim=-1, keepdim=True)
         angle = self.uniform(env_ids.numel(), 10.0 * DEG, 90.0 * DEG)
         start = mdp.root_quat(self.env, "sat")[env_ids]
-        self.target[env_ids] = quat_multiply(start, quat_from_rotation_vector(
-            axis * angle[:, None]))
+        self.target[env_ids] = quat_multiply(
+            start, quat_from_rotation_vector(axis * angle[:, None])
+        )
 
 
 def error_angle(env) -> torch.Tensor:
@@ -79,8 +84,9 @@ def pointed(env) -> torch.Tensor:
 
 def measured_error(env) -> torch.Tensor:
     """Error quaternion's vector part from the star tracker reading, (N, 3)."""
-    return attitude_error(env.scene.sensors["sat/star_tracker"].value,
-                          env.command_manager.command("attitude"))[:, 1:]
+    return attitude_error(
+        env.scene.sensors["sat/star_tracker"].value, env.command_manager.command("attitude")
+    )[:, 1:]
 
 
 def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
@@ -93,8 +99,11 @@ def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
 
 def measured_rotation(env) -> torch.Tensor:
     """Measured error (star tracker vs the command) as a rotation vector in body axes, rad."""
-    return rotation_vector(attitude_error(env.scene.sensors["sat/star_tracker"].value,
-                                          env.command_manager.command("attitude")))
+    return rotation_vector(
+        attitude_error(
+            env.scene.sensors["sat/star_tracker"].value, env.command_manager.command("attitude")
+        )
+    )
 
 
 def true_rate(env) -> torch.Tensor:
@@ -130,8 +139,9 @@ def rate_profile(rotation: torch.Tensor) -> torch.Tensor:
 
 def true_rotation(env) -> torch.Tensor:
     """True error as a rotation vector in body axes, rad, (N, 3) (privileged)."""
-    return rotation_vector(attitude_error(mdp.root_quat(env, "sat"),
-                                          env.command_manager.command("attitude")))
+    return rotation_vector(
+        attitude_error(mdp.root_quat(env, "sat"), env.command_manager.command("attitude"))
+    )
 
 
 def measured_rate_error(env) -> torch.Tensor:
@@ -167,53 +177,75 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
         # coarse, fine (clipped) and very fine (clipped) copies of the error and the rate,
         # so that the 0.5 deg / 0.05 deg/s region is resolved after normalization
         "error": ObservationTermCfg(func=measured_rotation),
-        "error_fine": ObservationTermCfg(func=measured_rotation, scale=1.0 / (3.0 * DEG),
-                                         clip=(-1.0, 1.0)),
-        "error_vfine": ObservationTermCfg(func=measured_rotation, scale=1.0 / (0.5 * DEG),
-                                          clip=(-1.0, 1.0)),
+        "error_fine": ObservationTermCfg(
+            func=measured_rotation, scale=1.0 / (3.0 * DEG), clip=(-1.0, 1.0)
+        ),
+        "error_vfine": ObservationTermCfg(
+            func=measured_rotation, scale=1.0 / (0.5 * DEG), clip=(-1.0, 1.0)
+        ),
         "gyro": ObservationTermCfg(func=mdp.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
-        "gyro_fine": ObservationTermCfg(func=mdp.sensor_value, params=gyro,
-                                        scale=1.0 / (0.2 * DEG), clip=(-1.0, 1.0)),
+        "gyro_fine": ObservationTermCfg(
+            func=mdp.sensor_value, params=gyro, scale=1.0 / (0.2 * DEG), clip=(-1.0, 1.0)
+        ),
         "rate_error": ObservationTermCfg(func=measured_rate_error, scale=1.0 / (1.0 * DEG)),
-        "rate_error_fine": ObservationTermCfg(func=measured_rate_error, scale=1.0 / (0.1 * DEG),
-                                              clip=(-1.0, 1.0)),
+        "rate_error_fine": ObservationTermCfg(
+            func=measured_rate_error, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)
+        ),
         "wheel_speed": ObservationTermCfg(func=mdp.wheel_speed, params={"group": "sat/wheels"}),
         "last_action": ObservationTermCfg(func=mdp.last_action),
     }
     return ManagerBasedRLEnvCfg(
         scene=SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=0.02),
-        decimation=10, episode_length_s=180.0,
+        decimation=10,
+        episode_length_s=180.0,
         actions={"wheels": ActuatorActionCfg(group="sat/wheels", scale=MAX_TORQUE_NM)},
         commands={"attitude": CommandTermCfg(class_type=SlewCommand)},
         observations={
             "policy": ObservationGroupCfg(terms=policy),
-            "critic": ObservationGroupCfg(enable_noise=False, terms={
-                **policy,
-                "true_rate": ObservationTermCfg(func=mdp.root_ang_vel, params={"entity": "sat"},
-                                                scale=1.0 / (2.0 * DEG)),
-                "hold": ObservationTermCfg(func=hold_progress)}),
+            "critic": ObservationGroupCfg(
+                enable_noise=False,
+                terms={
+                    **policy,
+                    "true_rate": ObservationTermCfg(
+                        func=mdp.root_ang_vel, params={"entity": "sat"}, scale=1.0 / (2.0 * DEG)
+                    ),
+                    "hold": ObservationTermCfg(func=hold_progress),
+                },
+            ),
         },
         # every term is a cost (<= 0), so ending the episode by success is always welcome
         rewards={
             "error": RewardTermCfg(func=error_angle, weight=-1.0),
-            "error_fine": RewardTermCfg(func=error_kernel, params={"sigma_rad": 3.0 * DEG},
-                                        weight=-1.0),
-            "pointing": RewardTermCfg(func=pointing_kernel, weight=-2.0, params={
-                "sigma_rad": 0.5 * DEG, "sigma_rad_s": 0.05 * DEG}),
+            "error_fine": RewardTermCfg(
+                func=error_kernel, params={"sigma_rad": 3.0 * DEG}, weight=-1.0
+            ),
+            "pointing": RewardTermCfg(
+                func=pointing_kernel,
+                weight=-2.0,
+                params={"sigma_rad": 0.5 * DEG, "sigma_rad_s": 0.05 * DEG},
+            ),
             "rate_track": RewardTermCfg(func=rate_tracking, weight=-10.0),
-            "rate_track_fine": RewardTermCfg(func=rate_tracking_kernel, weight=-1.0,
-                                             params={"sigma_rad_s": 0.1 * DEG}),
+            "rate_track_fine": RewardTermCfg(
+                func=rate_tracking_kernel, weight=-1.0, params={"sigma_rad_s": 0.1 * DEG}
+            ),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
             "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.05),
         },
-        terminations={"success": TerminationTermCfg(func=mdp.held_for, params={
-            "condition": pointed, "duration_s": 10.0})},
+        terminations={
+            "success": TerminationTermCfg(
+                func=mdp.held_for, params={"condition": pointed, "duration_s": 10.0}
+            )
+        },
         events={
             "orbit": EventTermCfg(func=mdp.randomize_orbit, mode="reset"),
-            "attitude": EventTermCfg(func=mdp.reset_root_attitude, mode="reset",
-                                     params={"entity": "sat"}),
-            "rates": EventTermCfg(func=mdp.reset_root_rates, mode="reset", params={
-                "entity": "sat", "max_rate_rad_s": 0.5 * DEG}),
+            "attitude": EventTermCfg(
+                func=mdp.reset_root_attitude, mode="reset", params={"entity": "sat"}
+            ),
+            "rates": EventTermCfg(
+                func=mdp.reset_root_rates,
+                mode="reset",
+                params={"entity": "sat", "max_rate_rad_s": 0.5 * DEG},
+            ),
         },
     )
 
@@ -224,14 +256,27 @@ def pd_agent(env):
     wn, zeta = 0.1, 0.9
     kp = tuple(2.0 * wn**2 * j for j in inertia)  # q_e,vec ~ theta / 2
     kd = tuple(2.0 * zeta * wn * j for j in inertia)
-    pd = QuaternionPDNode(QuaternionPDCfg(kp_nm=kp, kd_nms=kd, max_torque_nm=MAX_TORQUE_NM,
-                                          inertia_kgm2=tuple(inertia), period_s=0.1,
-                                          inputs={"attitude": "star_tracker", "rate": "gyro",
-                                                  "target_attitude": "attitude"}),
-                          "pd", env.num_envs, env.physics_dt, env.device)
-    wheels = TorqueToWheelsNode(TorqueToWheelsCfg(max_wheel_torque_nm=MAX_TORQUE_NM,
-                                                  period_s=0.1),
-                                "wheels", env.num_envs, env.physics_dt, env.device)
+    pd = QuaternionPDNode(
+        QuaternionPDCfg(
+            kp_nm=kp,
+            kd_nms=kd,
+            max_torque_nm=MAX_TORQUE_NM,
+            inertia_kgm2=tuple(inertia),
+            period_s=0.1,
+            inputs={"attitude": "star_tracker", "rate": "gyro", "target_attitude": "attitude"},
+        ),
+        "pd",
+        env.num_envs,
+        env.physics_dt,
+        env.device,
+    )
+    wheels = TorqueToWheelsNode(
+        TorqueToWheelsCfg(max_wheel_torque_nm=MAX_TORQUE_NM, period_s=0.1),
+        "wheels",
+        env.num_envs,
+        env.physics_dt,
+        env.device,
+    )
     graph = AgentGraph([pd, wheels], external_inputs=["star_tracker", "gyro", "attitude"])
     return graph, {"wheel_torque": "sat/wheels"}
 
