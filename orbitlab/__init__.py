@@ -8,7 +8,17 @@ reference orbit, batched over many worlds. The physics core:
     model = spec.compile(timestep=0.01)
     data = model.make_data(nworld=4096, orbit=OrbitInit(...))
     data.step()
+
+Importing `orbitlab` (or `orbitlab.orbit`) loads numpy and Warp only: the names that need
+MuJoCo (`SimSpec`, `OrbitData`, the element configs, ...) are imported on first use, so a
+process that only uses the orbit math or the bridge client pays for neither MuJoCo nor
+torch.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 import warp as _wp
 
@@ -21,19 +31,35 @@ from orbitlab.quiet import init_warp as _init_warp
 _init_warp()  # no "CUDA driver not found" notice on CPU-only machines (orbitlab.quiet)
 
 from orbitlab.orbit.constants import CentralBodyCfg, OrbitInit
-from orbitlab.sim.data import OrbitData
-from orbitlab.sim.elements import (
-    ControlMomentGyroCfg,
-    MagneticDipoleCfg,
-    MagnetorquerCfg,
-    ReactionWheelCfg,
-    SurfaceCfg,
-    ThrusterCfg,
-)
-from orbitlab.sim.model import OrbitModel
-from orbitlab.sim.spec import OrbitLayerCfg, SimSpec
+
+if TYPE_CHECKING:
+    from orbitlab.sim.data import OrbitData
+    from orbitlab.sim.elements import (
+        ControlMomentGyroCfg,
+        MagneticDipoleCfg,
+        MagnetorquerCfg,
+        ReactionWheelCfg,
+        SurfaceCfg,
+        ThrusterCfg,
+    )
+    from orbitlab.sim.model import OrbitModel
+    from orbitlab.sim.spec import OrbitLayerCfg, SimSpec
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "OrbitData": "orbitlab.sim.data",
+    "ControlMomentGyroCfg": "orbitlab.sim.elements",
+    "MagneticDipoleCfg": "orbitlab.sim.elements",
+    "MagnetorquerCfg": "orbitlab.sim.elements",
+    "ReactionWheelCfg": "orbitlab.sim.elements",
+    "SurfaceCfg": "orbitlab.sim.elements",
+    "ThrusterCfg": "orbitlab.sim.elements",
+    "OrbitModel": "orbitlab.sim.model",
+    "OrbitLayerCfg": "orbitlab.sim.spec",
+    "SimSpec": "orbitlab.sim.spec",
+}
+"""Public names imported from their module on first access (PEP 562)."""
 
 __all__ = [
     "CentralBodyCfg",
@@ -49,3 +75,16 @@ __all__ = [
     "SurfaceCfg",
     "ThrusterCfg",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'orbitlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
