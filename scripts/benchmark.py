@@ -66,11 +66,12 @@ def partial_writer(args, mode: str):
 
 
 def run_env(args) -> dict:
-    import orbitlab_tasks
     from orbitlab.bench.env import EnvBenchCfg, format_env, measure_env, plot_env
+    from orbitlab.registry import get_task
+    from orbitlab.registry import tasks as all_tasks
 
-    names = args.tasks or list(orbitlab_tasks.TASKS)
-    tasks = {name: orbitlab_tasks.task_entry(name).env_cfg for name in names}
+    names = args.tasks or [spec.name for spec in all_tasks()]
+    tasks = tuple(get_task(name).name for name in names)
     results = measure_env(
         EnvBenchCfg(
             tasks=tasks,
@@ -94,11 +95,10 @@ def run_env(args) -> dict:
 def run_train(args) -> dict:
     import torch
 
-    import orbitlab_tasks
     from orbitlab.bench.train import TrainBenchCfg, format_train, measure_train
+    from orbitlab.registry import get_task
 
-    names = args.tasks or ["Detumble-RW"]
-    tasks = {name: orbitlab_tasks.task_entry(name).env_cfg for name in names}
+    tasks = tuple(get_task(name).name for name in args.tasks or ["Detumble-RW"])
     cfg = TrainBenchCfg(
         tasks=tasks,
         num_envs=tuple(args.nworld or (256, 1024)),

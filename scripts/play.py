@@ -55,10 +55,10 @@ from orbitlab.cli import (
     run,
 )
 from orbitlab.envs.evaluate import rollout
-from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.jsonio import write_json
-from orbitlab_tasks import task_arg, task_entry
+from orbitlab.registry import make_env
+from orbitlab_tasks import task_arg
 
 ARGS = {
     "task": Arg("Detumble-RW", task_arg),
@@ -144,12 +144,14 @@ def main(argv: list[str]) -> None:
     run_cfg = None
     if args["agent"] == "checkpoint":
         args["task"], run_cfg = trained_run(args["checkpoint"])
-    entry = task_entry(args["task"])
-    source = entry.baseline_cfg if args["agent"] == "baseline" else entry.env_cfg
-    cfg = load_cfg(source, num_envs=args["num_envs"], backend=args["backend"])
-    cfg.curriculum = {}  # scored at the task's full difficulty
-    cfg.seed = args["seed"]
-    env = ManagerBasedRLEnv(cfg)
+    env = make_env(  # scored at the task's full difficulty (no curriculum)
+        args["task"],
+        args["num_envs"],
+        variant="baseline" if args["agent"] == "baseline" else "play",
+        seed=args["seed"],
+        backend=args["backend"],
+        env=args.get("env") or (run_cfg or {}).get("env") or {},
+    )
     policy = args["agent"]
     if run_cfg is not None:
         from orbitlab.rl.policies import load_policy

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.registry import make_env
 
 
 @dataclass
@@ -33,6 +33,8 @@ class TrainSettings:
     world_size: int = 1
     trust_checkpoint: bool = False
     """Allow resuming from a pickled (sb3, rl-games) checkpoint, which can run code."""
+    env: dict[str, Any] = field(default_factory=dict)
+    """Env config overrides (`env.<field>=...` of the command line; `orbitlab.registry`)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def make_env(
@@ -42,19 +44,15 @@ class TrainSettings:
 
         `evaluation`: without the curriculum, i.e. at the task's configured (full) ranges.
         """
-        import orbitlab_tasks
-
-        entry = orbitlab_tasks.task_entry(self.task)
-        cfg = load_cfg(
-            entry.env_cfg,
-            num_envs=num_envs or self.num_envs,
+        return make_env(
+            self.task,
+            num_envs or self.num_envs,
+            variant="play" if evaluation else "train",
+            seed=self.seed if seed is None else seed,
             backend=self.backend,
             device=self.device,
+            env=self.env,
         )
-        cfg.seed = self.seed if seed is None else seed
-        if evaluation:
-            cfg.curriculum = {}
-        return ManagerBasedRLEnv(cfg)
 
 
 @dataclass
