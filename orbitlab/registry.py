@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -155,9 +156,19 @@ def apply_env_overrides(cfg: ManagerBasedRLEnvCfg, overrides: Mapping[str, Any])
 
 
 def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    """Set one field, its value of the type of the field's current value (an int where an
+    int is, a finite number where a float is); ArgumentError naming path, value and type."""
     if name not in allowed:
         raise ArgumentError(f"{path}: not settable (settable: {', '.join(allowed)})")
-    setattr(target, name, value)
+    current = getattr(target, name)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(current, float) and not (number and math.isfinite(value)):
+        raise ArgumentError(f"{path}={value!r} is invalid: expected a finite number")
+    if isinstance(current, int) and not isinstance(current, bool):
+        if not (number and float(value).is_integer()):
+            raise ArgumentError(f"{path}={value!r} is invalid: expected an integer")
+        value = int(value)
+    setattr(target, name, float(value) if isinstance(current, float) else value)
 
 
 def make_env_cfg(
