@@ -48,12 +48,18 @@ def test_a_task_without_agent_trains_with_its_tuned_agent(spelling):
         "agent=rsl_rl_ppo_docking",
         "task=docking",
     ]
+    assert normalize([f"task={spelling}", "--cfg", "job"], True)[:2] == [
+        "agent=rsl_rl_ppo_docking",
+        "task=docking",
+    ]
 
 
 def test_the_users_agent_wins_and_sweeps_keep_the_default():
     assert normalize(["task=docking", "agent=sb3_ppo"], True) == ["task=docking", "agent=sb3_ppo"]
     assert normalize(["task=Docking,Pointing"], True) == ["task=docking,pointing"]
     assert normalize([], True) == ["agent=rsl_rl_ppo"]  # Detumble-RW's tuned PPO: the default
+    assert normalize(["-m", "seed=0,1"], True) == ["-m", "agent=rsl_rl_ppo", "seed=0,1"]
+    assert normalize(["--cfg", "job"], True) == ["--cfg", "job", "agent=rsl_rl_ppo"]
 
 
 def test_train_cfg_job_shows_the_tuned_agent_and_env_fields(tmp_path):
@@ -96,3 +102,10 @@ def test_play_takes_env_overrides_and_any_task_spelling(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Pointing [baseline]")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["score.json"]  # no hydra outputs
+
+
+def test_bench_and_bridge_verbs_dispatch():
+    done = orbitlab("bench", "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: orbitlab bench")
+    done = orbitlab("bridge", "task=nope")
+    assert done.returncode == 1 and "unknown task 'nope'" in done.stderr

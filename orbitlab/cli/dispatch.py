@@ -67,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     if verb == "bench":
         from orbitlab.cli.bench import main as bench
 
-        return bench(rest)
+        saved, sys.argv = sys.argv, ["orbitlab bench", *rest]  # argparse's program name
+        try:
+            return bench(rest)
+        finally:
+            sys.argv = saved
     if verb == "bridge":
         return bridge(rest)
     return key_value_verb(verb, rest)
@@ -141,6 +145,8 @@ def bridge(argv: list[str]) -> int:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as done:
                 code = done.code
+                if isinstance(code, str):
+                    print(f"bridge: {code}", file=sys.stderr)
                 return code if isinstance(code, int) else (0 if code is None else 1)
             finally:
                 sys.argv = saved

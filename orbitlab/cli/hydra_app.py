@@ -107,8 +107,9 @@ def normalize(argv: list[str], tuned_agent: bool) -> list[str]:
         has_agent = has_agent or bool(sep and key.lstrip("+~") == "agent")
         out.append(item)
     if tuned_agent and not has_agent and "," not in task and task.isidentifier():
-        # first: hydra's parser takes the overrides as one positional run (before --cfg ...)
-        out.insert(0, f"agent={get_task(task).default_agent()}")
+        # beside the other overrides: hydra's parser takes them as one run of positionals
+        first = next((i for i, a in enumerate(out) if "=" in a and not a.startswith("-")), None)
+        out.insert(len(out) if first is None else first, f"agent={get_task(task).default_agent()}")
     return out
 
 

@@ -58,6 +58,7 @@ from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.jsonio import write_json
 from orbitlab.registry import make_env
+from orbitlab.rl.progress import rollout_progress
 from orbitlab_tasks import task_arg
 
 ARGS = {
@@ -162,7 +163,8 @@ def main(argv: list[str], env: dict[str, Any] | None = None) -> None:
             env, args["checkpoint"], run_cfg, trust_checkpoint=args["trust_checkpoint"]
         )
     recorder, video, viewer = observers_for(args, env)
-    observers = [o for o in (recorder, viewer) if o is not None]
+    progress = rollout_progress(f"{args['task']} [{args['agent']}]", env, args["max_steps"] or None)
+    observers = [o for o in (recorder, viewer, progress) if o is not None]
     try:
         score = rollout(
             env,
@@ -176,6 +178,7 @@ def main(argv: list[str], env: dict[str, Any] | None = None) -> None:
             viewer.cfg.hold = False  # interrupted or failed: do not wait on the viewer
         raise
     finally:
+        progress.close()
         if viewer is not None:
             viewer.close()
     print(f"{args['task']} [{args['agent']}] {score}")

@@ -39,6 +39,7 @@ status 2 (1 for a checkpoint), with the traceback under `verbose=true`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -54,8 +55,17 @@ from orbitlab.cli.hydra_app import CONFIG_DIR, normalize, register_configs, run_
 from orbitlab.envs.evaluate import rollout
 from orbitlab.jsonio import write_json
 from orbitlab.rl.policies import load_policy
+from orbitlab.rl.progress import rollout_progress
 from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
+from orbitlab.rl.train.resume import (
+    SAVED_KEYS,
+    algorithm,
+    resumed_config,
+    run_dir_of,
+    same_algorithm,
+    saved_config,
+)
 
 
 def settings_from(
@@ -85,8 +95,13 @@ def evaluate(
     env = settings.make_env(num_envs=num_envs, seed=seed, evaluation=True)
     # trusted: a checkpoint this process wrote into the run directory it created
     policy = load_policy(env, checkpoint, run_cfg, trust_checkpoint=True)
-    with torch.inference_mode():
-        score = rollout(env, policy=policy, seed=seed)
+    what = "selection" if seed_offset == 2 else "evaluation"
+    progress = rollout_progress(f"{what} {checkpoint.name} ({num_envs} worlds)", env)
+    try:
+        with torch.inference_mode():
+            score = rollout(env, policy=policy, seed=seed, observers=[progress])
+    finally:
+        progress.close()
     env.close()
     return score
 
@@ -181,23 +196,58 @@ def prepare(cfg: DictConfig, output_dir: Path):
         raise SystemExit(f"torchrun runs rsl-rl only (agent library '{library}')")
     device = dist.init(info, cfg.device)
     run_dir = dist.shared_run_dir(info, output_dir)
-    settings = settings_from(cfg, run_dir, info, device)
+    resume_from = None
     if cfg.resume:
         try:
-            settings.resume_from = module.resume_checkpoint(
-                cfg.resume, Path(cfg.runs_root), settings.task, run_dir
+            resume_from = module.resume_checkpoint(
+                cfg.resume,
+                Path(cfg.runs_root),
+                cfg.task.name,
+                run_dir,
+                same_algorithm(OmegaConf.to_container(cfg.agent, resolve=True)),
             )
         except (FileNotFoundError, ValueError) as error:
             raise ArgumentError(str(error)) from None
-        if library != "rsl_rl":
-            from orbitlab.rl.checkpoints import require_trust
+        adopt_saved_config(cfg, resume_from, run_dir if info.rank == 0 else None)
+    settings = settings_from(cfg, run_dir, info, device)
+    settings.resume_from = resume_from
+    if resume_from is not None and library != "rsl_rl":
+        from orbitlab.rl.checkpoints import require_trust
 
-            require_trust(
-                settings.resume_from,
-                settings.trust_checkpoint,
-                f"the {library} checkpoint to resume",
-            )
+        require_trust(resume_from, settings.trust_checkpoint, f"the {library} checkpoint to resume")
     return module, info, settings
+
+
+def adopt_saved_config(cfg: DictConfig, checkpoint: Path, run_dir: Path | None) -> None:
+    """Continue the run of `checkpoint` with its saved config (`orbitlab.rl.train.resume`):
+    `cfg` takes its task, env, agent, num_envs, seed and backend, then the command line's own
+    values; the result replaces this run's `.hydra/config.yaml` (when `run_dir` is given)."""
+    from omegaconf import open_dict
+
+    source = run_dir_of(checkpoint)
+    saved = saved_config(source)
+    if saved is None:
+        print(
+            f"WARNING: {source} keeps no config (.hydra/config.yaml): resuming with "
+            "this command line's",
+            file=sys.stderr,
+        )
+        return
+    current = OmegaConf.to_container(cfg.agent, resolve=True)
+    if algorithm(saved.get("agent") or {}) != algorithm(current):
+        raise ArgumentError(
+            f"resume={cfg.resume}: that run trained {' '.join(algorithm(saved['agent']))}, not "
+            f"{' '.join(algorithm(current))}: pass its agent (e.g. agent=sb3_sac) or another run"
+        )
+    overrides = list(hydra.core.hydra_config.HydraConfig.get().overrides.task)
+    merged = resumed_config(OmegaConf.to_container(cfg, resolve=True), saved, overrides)
+    with open_dict(cfg):
+        for key in SAVED_KEYS:
+            if key in merged:
+                cfg[key] = merged[key]
+    print(f"resuming {checkpoint} with its run's config ({source / '.hydra' / 'config.yaml'})")
+    if run_dir is not None and (run_dir / ".hydra").is_dir():
+        OmegaConf.save(cfg, run_dir / ".hydra" / "config.yaml")
 
 
 def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
@@ -206,6 +256,12 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
     run_dir = settings.run_dir
     torch.manual_seed(settings.seed)
     result = module.train(settings)
+    if not result.interrupted and settings.resume_from and not result.checkpoint.exists():
+        print(
+            f"{settings.resume_from} already completed agent.max_iterations "
+            f"({result.iterations}): evaluating it"
+        )
+        result = dataclasses.replace(result, checkpoint=settings.resume_from)
     print(
         f"{settings.task}: {result.iterations} iterations ({result.env_steps} env steps in "
         f"{result.train_s:.0f} s here); last checkpoint {result.checkpoint}"
