@@ -52,11 +52,19 @@ def run_warp(args) -> dict:
     return results
 
 
-def partial_writer(args, mode: str):
+def partial_writer(args, mode: str, rows: int | None = None):
     """With --json, a callback that rewrites the file with the rows done so far and prints
-    the progress at once (a run cut short by a time limit keeps its finished rows)."""
+    the progress at once (a run cut short by a time limit keeps its finished rows); with
+    `rows`, also a progress bar with the ETA over that many rows (on a terminal)."""
+    from orbitlab.rl.progress import progress_bar
+
+    bar = progress_bar(f"{mode} benchmark", rows, unit="row") if rows else None
 
     def write(results: dict) -> None:
+        if bar is not None:
+            bar.update(1)
+            if bar.n >= rows:
+                bar.close()
         last = list(results)[-1]
         print(f"[{mode}] {last}: {json.dumps(json_safe(results[last]))}", flush=True)
         if args.json:
@@ -72,16 +80,17 @@ def run_env(args) -> dict:
 
     names = args.tasks or [spec.name for spec in all_tasks()]
     tasks = tuple(get_task(name).name for name in names)
+    num_envs = tuple(args.nworld or (1024, 4096))
     results = measure_env(
         EnvBenchCfg(
             tasks=tasks,
-            num_envs=tuple(args.nworld or (1024, 4096)),
+            num_envs=num_envs,
             steps=args.steps or 10,
             trials=args.trials or 5,
             backend=args.backend,
             device=args.device,
         ),
-        on_row=partial_writer(args, "env"),
+        on_row=partial_writer(args, "env", rows=len(tasks) * len(num_envs)),
     )
     device = f", device {args.device}" if args.device else ""
     print(f"env benchmark ({args.backend} backend{device}, {os.cpu_count()} CPUs)")
