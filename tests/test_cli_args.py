@@ -287,12 +287,15 @@ def test_fuzz_train_config_values(key, value):
 
 @pytest.fixture(scope="module")
 def hydra_compose():
-    """hydra's compose over configs/ (the same parser and config as scripts/train.py)."""
+    """hydra's compose over orbitlab/configs (the same parser and config as orbitlab train)."""
     pytest.importorskip("hydra")
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+    from orbitlab.cli.hydra_app import CONFIG_DIR, register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         yield compose, OmegaConf.to_container(compose(config_name="train"), resolve=True)
 
 

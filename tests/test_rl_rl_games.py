@@ -21,7 +21,9 @@ from orbitlab.rl.rl_games import RlGamesVecEnvWrapper, register_rl_games_env
 from orbitlab_tasks import task_entry
 
 N = 8
-PARAMS = Path(__file__).resolve().parents[1] / "configs" / "agent" / "rl_games_ppo.yaml"
+PARAMS = (
+    Path(__file__).resolve().parents[1] / "orbitlab" / "configs" / "agent" / "rl_games_ppo.yaml"
+)
 
 
 def make_env(**_env_config) -> ManagerBasedRLEnv:

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.registry import make_env_cfg
 
 
 @dataclass(kw_only=True)
 class EnvBenchCfg:
-    tasks: dict[str, str]
-    """Task name -> env config entry point ('module:function')."""
+    tasks: tuple[str, ...]
+    """Registered task names (`orbitlab.registry`)."""
     num_envs: tuple[int, ...] = (1024, 4096)
     steps: int = 10
     """Env steps per trial."""
@@ -44,11 +44,8 @@ def _time(fn, count: int) -> float:
     return (time.perf_counter() - start) / count
 
 
-def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
-    overrides = {"backend": cfg.backend}
-    if cfg.device is not None:
-        overrides["device"] = cfg.device
-    env = ManagerBasedRLEnv(load_cfg(entry, num_envs=num_envs, **overrides))
+def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
+    env = ManagerBasedRLEnv(make_env_cfg(task, num_envs, backend=cfg.backend, device=cfg.device))
     gen = torch.Generator(device=env.device).manual_seed(0)
     dim = env.action_manager.total_dim
 
@@ -100,9 +97,9 @@ def measure_env(
     write what is done before a time limit cuts the run short.
     """
     results: dict[str, dict[str, dict[str, float]]] = {}
-    for task, entry in cfg.tasks.items():
+    for task in cfg.tasks:
         for n in cfg.num_envs:
-            results.setdefault(task, {})[str(n)] = measure_task(entry, n, cfg)
+            results.setdefault(task, {})[str(n)] = measure_task(task, n, cfg)
             if on_row is not None:
                 on_row(results)
     return results

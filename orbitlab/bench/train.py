@@ -33,14 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.registry import make_env_cfg
 
 
 @dataclass(kw_only=True)
 class TrainBenchCfg:
-    tasks: dict[str, str]
-    """Task name -> env config entry point ('module:function')."""
+    tasks: tuple[str, ...]
+    """Registered task names (`orbitlab.registry`)."""
     num_envs: tuple[int, ...] = (256, 1024)
     """Env (world) counts to measure."""
     iterations: int = 5
@@ -75,17 +75,14 @@ def _record_phases(runner) -> list[tuple[float, float]]:
     return records
 
 
-def measure_task(entry: str, num_envs: int, cfg: TrainBenchCfg) -> dict[str, float]:
+def measure_task(task: str, num_envs: int, cfg: TrainBenchCfg) -> dict[str, float]:
     """One row: {collect_steps_per_s, collect_s, learn_s, iteration_s, total_steps_per_s,
     learn_fraction}; rates in env steps/s, times in s per PPO iteration (medians)."""
     from rsl_rl.runners import OnPolicyRunner
 
     from orbitlab.rl.rsl_rl import RslRlVecEnvWrapper, ppo_runner_cfg
 
-    overrides = {"backend": cfg.backend}
-    if cfg.device is not None:
-        overrides["device"] = cfg.device
-    env_cfg = load_cfg(entry, num_envs=num_envs, **overrides)
+    env_cfg = make_env_cfg(task, num_envs, backend=cfg.backend, device=cfg.device)
     env_cfg.seed = cfg.seed
     torch.manual_seed(cfg.seed)
     env = RslRlVecEnvWrapper(ManagerBasedRLEnv(env_cfg))
@@ -124,10 +121,7 @@ def measure_train(cfg: TrainBenchCfg) -> dict[str, dict[str, dict[str, float]]]:
     """{task: {num_envs: row of `measure_task`}}."""
     if cfg.iterations < 1 or cfg.warmup < 0 or cfg.num_steps_per_env < 1:
         raise ValueError("need iterations >= 1, warmup >= 0 and num_steps_per_env >= 1")
-    return {
-        task: {str(n): measure_task(entry, n, cfg) for n in cfg.num_envs}
-        for task, entry in cfg.tasks.items()
-    }
+    return {task: {str(n): measure_task(task, n, cfg) for n in cfg.num_envs} for task in cfg.tasks}
 
 
 def format_train(results) -> str:

@@ -72,17 +72,16 @@ def env_args(
 
 def make_cfg(kwargs: dict[str, Any]):
     """The task config described by `env_args(...)['env_kwargs']`."""
-    from orbitlab.envs.gym import load_cfg
-    from orbitlab_tasks import task_entry
+    from orbitlab.registry import make_env_cfg
 
-    cfg = load_cfg(
-        task_entry(kwargs["task"]).env_cfg,
-        num_envs=int(kwargs.get("num_envs", 1)),
+    cfg = make_env_cfg(
+        kwargs["task"],
+        int(kwargs.get("num_envs", 1)),
+        # demonstrations at the task's full difficulty unless recorded with the curriculum
+        variant="train" if kwargs.get("curriculum", False) else "play",
         backend=kwargs.get("backend", "cpu"),
+        seed=int(kwargs.get("seed", 0)),
     )
-    if not kwargs.get("curriculum", False):
-        cfg.curriculum = {}  # demonstrations at the task's full difficulty
-    cfg.seed = int(kwargs.get("seed", 0))
     if "nthread" in kwargs:
         cfg.scene.nthread = int(kwargs["nthread"])
     return cfg

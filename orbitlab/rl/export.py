@@ -167,13 +167,15 @@ def _task_env(run_cfg: dict[str, Any], num_envs: int):
     task = (run_cfg.get("task") or {}).get("name")
     if not task:
         return None
-    import orbitlab_tasks
-    from orbitlab.envs.gym import load_cfg
-    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab.registry import make_env
 
-    cfg = load_cfg(orbitlab_tasks.task_entry(task).env_cfg, num_envs=num_envs, backend="cpu")
-    cfg.seed = int(run_cfg.get("seed") or 0) + 12345
-    return ManagerBasedRLEnv(cfg)
+    return make_env(
+        task,
+        num_envs,
+        backend="cpu",
+        seed=int(run_cfg.get("seed") or 0) + 12345,
+        env=run_cfg.get("env") or {},
+    )
 
 
 # ------------------------------------------------------------------ rsl-rl

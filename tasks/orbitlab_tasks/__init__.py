@@ -1,88 +1,55 @@
-"""orbitlab's task suite: every task registers as `Orbitlab-<Task>-v0` with Gymnasium.
-
-Importing this package registers them all; `gymnasium.make("orbitlab_tasks:Orbitlab-
-Detumble-MTQ-v0")` imports it for you. Each task has an RL config (actions from a
-policy) and a baseline config (a non-learned agent graph drives the actuators).
+"""orbitlab's task suite. Importing this package registers every task with
+`orbitlab.registry` (each task folder's `__init__` registers its own) and with Gymnasium as
+`Orbitlab-<Task>-v0`; `gymnasium.make("orbitlab_tasks:Orbitlab-Detumble-MTQ-v0")` imports
+it for you. Look tasks up with `orbitlab.registry.get_task` and build them with
+`orbitlab.registry.make_env`.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
-from orbitlab.envs.gym import register_task
+from orbitlab.envs.gym import register_task as register_gym
+from orbitlab.registry import entry_point, get_task, tasks
+
+for _folder in ("detumble", "pointing", "docking", "formation"):  # registers, in this order
+    importlib.import_module(f"orbitlab_tasks.{_folder}")
+
+TASKS: dict[str, object] = {spec.name: spec for spec in tasks()}
+"""Task name -> its `orbitlab.registry.TaskSpec`, in registration order."""
 
 
 @dataclass(frozen=True)
 class TaskEntry:
-    """Where a task's configs live ('module:function', each taking num_envs)."""
+    """A task's factories as 'module:function' text, for `orbitlab.envs.gym.load_cfg` (and
+    Gymnasium's text entry points); new code uses `orbitlab.registry.make_env_cfg`."""
 
     env_cfg: str
     baseline_cfg: str
 
 
-TASKS: dict[str, TaskEntry] = {
-    "Detumble-MTQ": TaskEntry(
-        "orbitlab_tasks.detumble.detumble_env_cfg:mtq_env_cfg",
-        "orbitlab_tasks.detumble.detumble_env_cfg:mtq_baseline_cfg",
-    ),
-    "Detumble-RW": TaskEntry(
-        "orbitlab_tasks.detumble.detumble_env_cfg:rw_env_cfg",
-        "orbitlab_tasks.detumble.detumble_env_cfg:rw_baseline_cfg",
-    ),
-    "Pointing": TaskEntry(
-        "orbitlab_tasks.pointing.pointing_env_cfg:env_cfg",
-        "orbitlab_tasks.pointing.pointing_env_cfg:baseline_cfg",
-    ),
-    "Docking": TaskEntry(
-        "orbitlab_tasks.docking.docking_env_cfg:env_cfg",
-        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg",
-    ),
-    "Docking-Translation": TaskEntry(
-        "orbitlab_tasks.docking.docking_env_cfg:translation_env_cfg",
-        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg",
-    ),
-    "Docking-Velocity": TaskEntry(
-        "orbitlab_tasks.docking.docking_env_cfg:velocity_env_cfg",
-        "orbitlab_tasks.docking.docking_env_cfg:baseline_cfg",
-    ),
-    "Formation": TaskEntry(
-        "orbitlab_tasks.formation.formation_env_cfg:env_cfg",
-        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg",
-    ),
-    "Formation-Translation": TaskEntry(
-        "orbitlab_tasks.formation.formation_env_cfg:translation_env_cfg",
-        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg",
-    ),
-    "Formation-Velocity": TaskEntry(
-        "orbitlab_tasks.formation.formation_env_cfg:velocity_env_cfg",
-        "orbitlab_tasks.formation.formation_env_cfg:baseline_cfg",
-    ),
-}
-"""Task name -> its config factories."""
-
-
 def task_entry(name: str) -> TaskEntry:
-    """A task by name ('Detumble-MTQ' or 'Orbitlab-Detumble-MTQ-v0')."""
-    key = name.removeprefix("Orbitlab-").removesuffix("-v0")
-    if key not in TASKS:
-        raise ValueError(f"unknown task '{name}'; known: {', '.join(TASKS)}")
-    return TASKS[key]
+    """The entry points of a task by any spelling ('Detumble-MTQ', 'Orbitlab-Detumble-MTQ-v0',
+    'detumble_mtq'); an ArgumentError (a ValueError) with "did you mean" otherwise."""
+    spec = get_task(name)
+    baseline = spec.baseline_cfg or spec.env_cfg
+    return TaskEntry(entry_point(spec.env_cfg), entry_point(baseline))
 
 
 def register_all() -> list[str]:
     """Register every task with Gymnasium; returns their ids."""
-    return [register_task(name, entry.env_cfg) for name, entry in TASKS.items()]
+    return [register_gym(spec.name, entry_point(spec.env_cfg)) for spec in tasks()]
 
 
 register_all()
 
 
 def task_arg(key: str, value: str) -> str:
-    """An `orbitlab.cli` converter: `value` must name a registered task."""
+    """An `orbitlab.cli` converter: `value` must name a registered task; returns its name."""
     from orbitlab.cli import bad
 
     try:
-        task_entry(value)
-    except ValueError:
-        raise bad(key, value, f"expected a task: {', '.join(TASKS)}") from None
-    return value
+        return get_task(value).name
+    except ValueError as error:
+        raise bad(key, value, str(error).split(": ", 1)[-1]) from None

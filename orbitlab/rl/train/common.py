@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.registry import make_env
 
 
 @dataclass
@@ -33,6 +33,8 @@ class TrainSettings:
     world_size: int = 1
     trust_checkpoint: bool = False
     """Allow resuming from a pickled (sb3, rl-games) checkpoint, which can run code."""
+    env: dict[str, Any] = field(default_factory=dict)
+    """Env config overrides (`env.<field>=...` of the command line; `orbitlab.registry`)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def make_env(
@@ -42,19 +44,15 @@ class TrainSettings:
 
         `evaluation`: without the curriculum, i.e. at the task's configured (full) ranges.
         """
-        import orbitlab_tasks
-
-        entry = orbitlab_tasks.task_entry(self.task)
-        cfg = load_cfg(
-            entry.env_cfg,
-            num_envs=num_envs or self.num_envs,
+        return make_env(
+            self.task,
+            num_envs or self.num_envs,
+            variant="play" if evaluation else "train",
+            seed=self.seed if seed is None else seed,
             backend=self.backend,
             device=self.device,
+            env=self.env,
         )
-        cfg.seed = self.seed if seed is None else seed
-        if evaluation:
-            cfg.curriculum = {}
-        return ManagerBasedRLEnv(cfg)
 
 
 @dataclass
@@ -94,17 +92,23 @@ def find_resume_checkpoint(
     current_run: Path | None = None,
     pattern: str = "model_*.pt",
     is_resumable=None,
+    run_filter=None,
 ) -> Path:
     """The checkpoint that `resume` designates.
 
     `resume` true: the newest resumable checkpoint of the latest earlier run of `task`
     under `runs_root/<task>/`; a path: that checkpoint file, or the newest resumable
-    checkpoint in that run directory. `is_resumable(path) -> bool` filters candidates.
+    checkpoint in that run directory. `is_resumable(path) -> bool` filters candidates (one
+    that cannot be read is skipped with a warning); `run_filter(run dir) -> bool` the earlier
+    runs `resume=true` considers (e.g. `resume.same_algorithm`).
     """
+    from orbitlab.rl.train.resume import Usable
+
+    check = Usable(is_resumable)
 
     def newest(run: Path) -> Path | None:
-        found = [p for p in run.glob(pattern) if is_resumable is None or is_resumable(p)]
-        return max(found, key=_iteration_of, default=None)
+        candidates = sorted(run.glob(pattern), key=_iteration_of, reverse=True)
+        return next((p for p in candidates if check(p)), None)
 
     if resume is True or str(resume).lower() == "true":
         task_runs = runs_root / task
@@ -114,6 +118,7 @@ def find_resume_checkpoint(
                 for p in task_runs.glob("*")
                 if p.is_dir()
                 and (current_run is None or p.resolve() != Path(current_run).resolve())
+                and (run_filter is None or run_filter(p))
             ),
             key=lambda p: p.name,
             reverse=True,
@@ -122,6 +127,7 @@ def find_resume_checkpoint(
             found = newest(run)
             if found is not None:
                 return found
+        _no_readable(check.skipped)
         raise FileNotFoundError(
             f"resume=true: no resumable checkpoint in any run under {task_runs}"
         )
@@ -137,11 +143,20 @@ def find_resume_checkpoint(
     if path.is_dir():
         found = newest(path)
         if found is None:
+            _no_readable(check.skipped)
             raise FileNotFoundError(f"resume={path}: no resumable checkpoint ({pattern}) there")
         return found
     raise FileNotFoundError(
         f"resume={resume}: neither true nor an existing checkpoint or run directory"
     )
+
+
+def _no_readable(skipped: list[str]) -> None:
+    """CheckpointError (a file problem, not an argument) when only unreadable ones were found."""
+    if skipped:
+        from orbitlab.rl.checkpoints import CheckpointError
+
+        raise CheckpointError(f"no readable resumable checkpoint: {'; '.join(skipped)}")
 
 
 def _iteration_of(path: Path) -> int:

@@ -110,13 +110,17 @@ def newest_checkpoint(run_dir: Path) -> Path | None:
     return max((run_dir / "nn").glob("*.pth"), key=lambda p: p.stat().st_mtime, default=None)
 
 
-def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_run: Path) -> Path:
+def resume_checkpoint(
+    resume: str | bool, runs_root: Path, task: str, current_run: Path, run_filter=None
+) -> Path:
     """The rl-games checkpoint `resume` designates (a .pth, or a run's newest)."""
     path = Path(str(resume))
     if path.is_dir() and (path / "nn").is_dir():
         path = path / "nn"
     if str(resume).lower() == "true":
-        run = find_resume_checkpoint(True, runs_root, task, current_run, "nn/*.pth")
+        run = find_resume_checkpoint(
+            True, runs_root, task, current_run, "nn/*.pth", run_filter=run_filter
+        )
         return newest_checkpoint(run.parent.parent) or run
     return find_resume_checkpoint(path, runs_root, task, current_run, "*.pth")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from orbitlab.rl.checkpoints import load_torch_checkpoint
+from orbitlab.rl.progress import RunClock
 from orbitlab.rl.rsl_rl import OrbitlabOnPolicyRunner, RslRlVecEnvWrapper, runner_cfg_from_agent
 from orbitlab.rl.train.common import (
     TrainResult,
@@ -49,6 +50,7 @@ def train(settings: TrainSettings) -> TrainResult:
     checkpoint = settings.run_dir / f"model_{max(start - 1, 0)}.pt"
     steps_per_iteration = int(agent["num_steps_per_env"]) * env.num_envs
     began, done, interrupted = time.perf_counter(), start, False
+    clock = RunClock(start, total)
     try:
         for first, end in segments(start, total, int(agent["save_interval"])):
             with torch.inference_mode():  # rsl-rl steps the env in inference mode
@@ -63,6 +65,7 @@ def train(settings: TrainSettings) -> TrainResult:
                 runner.save(
                     str(checkpoint), {"curriculum": env.unwrapped.curriculum_manager.state_dict()}
                 )
+                print(clock.line(done), flush=True)  # rsl-rl's own ETA is the segment's
     except KeyboardInterrupt:
         interrupted = True
         done = runner.current_learning_iteration + 1
@@ -84,9 +87,13 @@ def train(settings: TrainSettings) -> TrainResult:
     )
 
 
-def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_run: Path) -> Path:
+def resume_checkpoint(
+    resume: str | bool, runs_root: Path, task: str, current_run: Path, run_filter=None
+) -> Path:
     """The rsl-rl checkpoint `resume` designates (see `find_resume_checkpoint`)."""
-    return find_resume_checkpoint(resume, runs_root, task, current_run, "model_*.pt", is_resumable)
+    return find_resume_checkpoint(
+        resume, runs_root, task, current_run, "model_*.pt", is_resumable, run_filter
+    )
 
 
 def checkpoints(run_dir: Path) -> list[Path]:

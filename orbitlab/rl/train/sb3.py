@@ -21,6 +21,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from orbitlab.jsonio import write_json
 from orbitlab.rl.checkpoints import require_trust
+from orbitlab.rl.progress import RunClock
 from orbitlab.rl.sb3 import Sb3VecEnvWrapper
 from orbitlab.rl.train.common import (
     TrainResult,
@@ -133,6 +134,7 @@ def train(settings: TrainSettings) -> TrainResult:
     checkpoint = settings.resume_from or settings.run_dir / "model_0.zip"
     began, done, interrupted = time.perf_counter(), start, False
     try:
+        clock = RunClock(start, total)
         for first, end in segments(start, total, int(agent["save_interval"])):
             model.set_random_seed(segment_seed(settings.seed, first))  # env reseeds at reset
             model._last_obs = None  # SB3 then resets every world when learn() starts
@@ -140,6 +142,7 @@ def train(settings: TrainSettings) -> TrainResult:
             done = end
             checkpoint = settings.run_dir / f"model_{end}.zip"
             save(model, checkpoint)
+            print(clock.line(done), flush=True)
             write_json(
                 checkpoint.with_suffix(".json"),
                 {"curriculum": wrapper.unwrapped.curriculum_manager.state_dict()},
@@ -176,7 +179,9 @@ def _iteration_of(path: Path) -> int:
     return int(path.stem.split("_")[1])
 
 
-def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_run: Path) -> Path:
+def resume_checkpoint(
+    resume: str | bool, runs_root: Path, task: str, current_run: Path, run_filter=None
+) -> Path:
     """The sb3 checkpoint `resume` designates (see `find_resume_checkpoint`)."""
     return find_resume_checkpoint(
         resume,
@@ -185,6 +190,7 @@ def resume_checkpoint(resume: str | bool, runs_root: Path, task: str, current_ru
         current_run,
         "model_*.zip",
         lambda p: not p.stem.endswith("_interrupted"),
+        run_filter,
     )
 
 

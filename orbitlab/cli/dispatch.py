@@ -1,0 +1,159 @@
+"""The `orbitlab` console command: one verb per job, each a hydra command line.
+
+    orbitlab list                                     # tasks, success criteria, tuned agents
+    orbitlab train task=docking                       # trains with Docking's tuned PPO
+    orbitlab play task=pointing agent=baseline num_envs=32 env.episode_length_s=120
+    orbitlab eval checkpoint=runs/Detumble-RW/<time>/model_99.pt json=score.json
+    orbitlab export checkpoint=runs/Detumble-RW/<time>/model_99.pt
+    orbitlab record task=docking device=keyboard out=demos/docking.hdf5
+    orbitlab replay file=demos/docking.hdf5
+    orbitlab bench env --tasks Docking --nworld 256    # argparse (its own --help)
+    orbitlab bridge task=formation                     # scripts/bridge.py of a source tree
+
+Every hydra verb takes `--help`, `--cfg job` and `key=value` overrides; a bad value is one
+line naming the key, the value and what is allowed (exit status 2), `verbose=true` shows the
+traceback. `scripts/*.py` are aliases of these verbs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+VERBS = {
+    "train": "train a policy (rsl-rl, SB3, rl-games); writes runs/<task>/<time>/",
+    "play": "roll out a checkpoint, the baseline, random or zero actions; video, plots, viewer",
+    "eval": "score a checkpoint or the baseline on fresh worlds (play without the viewers)",
+    "export": "export a checkpoint's actor to TorchScript and ONNX, checked",
+    "record": "record teleoperated demonstrations (robomimic HDF5)",
+    "replay": "replay demonstrations and check them bit for bit",
+    "bench": "benchmarks: physics, env, train, bridge (argparse options)",
+    "bridge": "serve a task over the ZeroMQ bridge (a source checkout's scripts/bridge.py)",
+    "list": "the registered tasks, their success criteria and tuned agents",
+}
+"""Verb -> one line of `orbitlab --help`."""
+
+EVAL_KEYS = ("task", "agent", "num_envs", "max_steps", "backend", "seed", "checkpoint")
+"""play's keys that `orbitlab eval` takes (plus trust_checkpoint and json)."""
+
+
+def usage() -> str:
+    lines = ["usage: orbitlab <verb> [key=value ...] [--help] [--cfg job]", "", "verbs:"]
+    lines += [f"  {verb:7s} {what}" for verb, what in VERBS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The console entry point: `orbitlab <verb> ...`; the process exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    verb, rest = argv[0], argv[1:]
+    if verb not in VERBS:
+        print(f"orbitlab: unknown verb '{verb}' (one of {', '.join(VERBS)})", file=sys.stderr)
+        return 2
+    if verb == "train":
+        from orbitlab.cli.train import cli
+
+        return cli(rest, prog="train")
+    if verb == "list":
+        from orbitlab.cli.listing import print_tasks
+
+        return print_tasks()
+    if verb == "bench":
+        from orbitlab.cli.bench import main as bench
+
+        saved, sys.argv = sys.argv, ["orbitlab bench", *rest]  # argparse's program name
+        try:
+            return bench(rest)
+        finally:
+            sys.argv = saved
+    if verb == "bridge":
+        return bridge(rest)
+    return key_value_verb(verb, rest)
+
+
+def key_value_verb(verb: str, argv: list[str]) -> int:
+    """A key=value command (play, eval, export, record, replay) under hydra: hydra composes
+    the command's config from its `Arg` spec, the command's own converters check it."""
+    from orbitlab.cli.args import run
+    from orbitlab.cli.hydra_app import as_argv, normalize, register_command, run_app
+
+    args, command, takes_env = spec_of(verb)
+    status = 0
+
+    def body(cfg: Any) -> None:
+        nonlocal status
+        from omegaconf import OmegaConf
+
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        items = as_argv(plain, args)
+        env = plain.get("env") or {}
+        if takes_env:
+            status = run(lambda a: command(a, env=env), items, verb)
+        else:
+            status = run(command, items, verb)
+
+    try:
+        register_command(verb, args)
+        argv = normalize(argv, tuned_agent=False)
+    except ValueError as error:
+        print(f"orbitlab {verb}: {error}", file=sys.stderr)
+        return 2
+    argv = [f"++{item}" if item.startswith("env.") else item for item in argv]
+    code = run_app(verb, body, argv, verb)
+    return code or status
+
+
+def spec_of(verb: str) -> tuple[dict, Callable[..., Any], bool]:
+    """(Arg spec, main(argv), whether main takes env overrides) of a key=value verb."""
+    if verb in ("play", "eval"):
+        from orbitlab.cli import play
+
+        if verb == "play":
+            return play.ARGS, play.main, True
+        args = {key: play.ARGS[key] for key in (*EVAL_KEYS, "trust_checkpoint", "json")}
+        args["num_envs"] = dataclasses.replace(args["num_envs"], default="256")
+        return args, play.main, True
+    if verb == "export":
+        from orbitlab.cli import export
+
+        return export.ARGS, export.main, False
+    if verb == "record":
+        from orbitlab.cli import record
+
+        return record.ARGS, record.main, False
+    from orbitlab.cli import replay
+
+    return replay.ARGS, replay.main, False
+
+
+def bridge(argv: list[str]) -> int:
+    """Run a source checkout's scripts/bridge.py (the bridge's own key=value parser)."""
+    import runpy
+
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        script = root / "scripts" / "bridge.py"
+        if script.is_file():
+            saved = sys.argv
+            sys.argv = [str(script), *argv]
+            try:
+                runpy.run_path(str(script), run_name="__main__")
+            except SystemExit as done:
+                code = done.code
+                if isinstance(code, str):
+                    print(f"bridge: {code}", file=sys.stderr)
+                return code if isinstance(code, int) else (0 if code is None else 1)
+            finally:
+                sys.argv = saved
+            return 0
+    print("orbitlab bridge: needs a source checkout (scripts/bridge.py)", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Record teleoperated demonstrations of one world of a task in robomimic's HDF5 layout.
+
+    python scripts/record_demos.py task=Docking device=keyboard out=demos/docking.hdf5
+    python scripts/record_demos.py task=Detumble-RW device=gamepad num_demos=20 rate_hz=10
+    python scripts/record_demos.py task=Docking device=scripted script=cmds.npy keep=all
+
+Arguments (key=value): task, device (keyboard | keyboard-window | gamepad | spacemouse |
+scripted), out (HDF5 path), num_demos (demos to keep), rate_hz (env steps per second of
+wall time; 0: as fast as possible), keep (success | all), seed, script (a .npy (T, 6) command
+file for the scripted device, looped), max_steps (end an episode after this many env
+steps; 0: the task's limit), backend.
+
+The device's 6-DOF command [fx fy fz tx ty tz] in [-1, 1] maps to the task's actions by
+`orbitlab.demos.teleop.TeleopMapping`: a thruster-wrench action takes all six (Docking);
+wheel / magnetorquer actions take the rotation part projected on their axes (Detumble-RW,
+Detumble-MTQ: three body-axis elements take tx ty tz). Buttons: pause (no env steps while
+paused), reset (discard the episode in progress), quit. Each kept episode is written and
+flushed when it ends, so the file stays valid if the session is killed.
+
+Every argument is checked before any file is opened (a bad one: one line naming it, exit
+status 2). Demos go to `<out>.partial`, renamed to `out` at the end (also after Ctrl-C); a
+session that keeps no demo leaves an existing `out` as it was. After SIGKILL the finished
+demos are in `<out>.partial` (rename it); a full disk stops the session with a clear
+message and every finished demo readable (`orbitlab.demos.hdf5`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from orbitlab.cli import (
+    Arg,
+    UserError,
+    bad,
+    choice,
+    existing_file,
+    integer,
+    number,
+    optional,
+    output_file,
+    parse_args,
+    run,
+)
+from orbitlab.devices import DEVICES
+from orbitlab_tasks import task_arg
+
+ARGS = {
+    "task": Arg("Docking", task_arg),
+    "device": Arg("keyboard", choice(*DEVICES)),
+    "out": Arg("demos.hdf5", output_file),
+    "num_demos": Arg("10", integer(min=1)),
+    "rate_hz": Arg("10", number(min=0.0)),
+    "keep": Arg("success", choice("success", "all")),
+    "seed": Arg("0", integer(min=0)),
+    "script": Arg("", optional(existing_file)),
+    "max_steps": Arg("0", integer(min=0)),
+    "backend": Arg("cpu", choice("cpu", "warp")),
+}
+"""The key=value arguments (orbitlab.cli), all checked before any file is opened."""
+
+
+def load_script(path: Path) -> np.ndarray:
+    """The (T, 6) finite commands of a .npy file (no pickles); ArgumentError otherwise."""
+    try:
+        commands = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise bad("script", str(path), f"expected a .npy array file ({error})") from None
+    if commands.ndim != 2 or commands.shape[1] != 6 or not len(commands):
+        raise bad("script", str(path), f"expected (T, 6) commands, got shape {commands.shape}")
+    if not np.issubdtype(commands.dtype, np.number) or not np.isfinite(commands).all():
+        raise bad("script", str(path), "expected finite numbers")
+    return commands
+
+
+def parse(argv: list[str]) -> dict[str, Any]:
+    """Typed arguments, the scripted device's commands loaded; ArgumentError on a bad one."""
+    args = parse_args(argv, ARGS)
+    if args["device"] == "scripted":
+        if args["script"] is None:
+            raise bad("script", "", "device=scripted needs script=<file.npy> with (T, 6) commands")
+        args["commands"] = load_script(args["script"])
+    return args
+
+
+def main(argv: list[str]) -> None:
+    """Record (module docstring); ArgumentError / UserError on bad input or a write failure."""
+    args = parse(argv)
+    from orbitlab.demos.hdf5 import DemoFileError, DemoWriter, partial_path
+    from orbitlab.demos.record import env_args, make_cfg, make_env, record
+    from orbitlab.demos.teleop import TeleopMapping
+    from orbitlab.devices import ScriptedCfg, make_device
+
+    if args["device"] == "scripted":
+        device = make_device("scripted", ScriptedCfg(commands=args["commands"], end="loop"))
+    else:
+        device = make_device(args["device"])
+    seed = args["seed"]
+    described = env_args(args["task"], seed=seed, backend=args["backend"])
+    env = make_env(described)
+    described["orbitlab_cfg"] = env_args(args["task"], cfg=make_cfg(described["env_kwargs"]))[
+        "orbitlab_cfg"
+    ]
+    print(f"{described['env_name']}: action mapping\n{TeleopMapping(env).describe()}")
+    print(device.help_text() if hasattr(device, "help_text") else "")
+    print(f"recording to {partial_path(args['out'])} (renamed to {args['out']} at the end)")
+    writer = DemoWriter(args["out"], described)
+    try:
+        with writer:
+            stats = record(
+                env,
+                device,
+                writer,
+                num_demos=args["num_demos"],
+                rate_hz=args["rate_hz"],
+                keep=args["keep"],
+                max_steps=args["max_steps"],
+                seed=seed,
+            )
+    except DemoFileError as error:
+        raise UserError(
+            f"{error}; the {len(writer.names)} finished demos are in {writer.saved_to}"
+        ) from None
+    finally:
+        device.close()
+    where = writer.saved_to or f"{args['out']} (left as it was: no demo kept)"
+    print(
+        f"{where}: {stats.kept} demos kept, {stats.discarded} discarded, "
+        f"{stats.successes}/{stats.episodes} episodes successful"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, sys.argv[1:], "record_demos"))

@@ -1,0 +1,215 @@
+"""The task registry: one entry per task, looked up by a forgiving spelling of its name.
+
+A task package registers each task once, with everything the command line needs:
+
+    register_task(TaskSpec(
+        name="Docking",
+        env_cfg=env_cfg,                  # num_envs -> ManagerBasedRLEnvCfg (RL: actions from a policy)
+        baseline_cfg=baseline_cfg,        # the same task driven by its non-learned agent graph
+        agents={"rsl_rl": "rsl_rl_ppo_docking"},   # tuned agent config per library (configs/agent/)
+        success="soft capture: probe latched at < 0.1 m/s closing speed",
+    ))
+
+`make_env("docking", num_envs=64, variant="play")` then builds it; train, play, export,
+record, replay and the benchmarks all build their envs here. Names are matched without
+regard to case, `-`/`_` or the Gymnasium id's `Orbitlab-...-v0` wrapping, so `Docking`,
+`docking`, `DOCKING` and `Orbitlab-Docking-v0` are one task; an unknown name is an
+`ArgumentError` with a "did you mean" suggestion.
+
+The registry sits beside `orbitlab.rl` in the import order: it knows envs, not tasks. The
+first lookup imports the task packages of `TASK_PACKAGES` (each registers its tasks on
+import), as Gymnasium imports an env's module on `make`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from orbitlab.cli.args import ArgumentError
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+
+EnvCfgFactory = Callable[[int], ManagerBasedRLEnvCfg]
+"""num_envs -> a fresh env config."""
+
+Variant = Literal["train", "play", "baseline"]
+"""train: the RL config with its curriculum; play: the RL config at full difficulty (no
+curriculum), for evaluation and play; baseline: the non-learned agent, full difficulty."""
+
+TASK_PACKAGES: list[str] = ["orbitlab_tasks"]
+"""Packages imported on the first lookup; importing one registers its tasks."""
+
+ENV_FIELDS = ("decimation", "episode_length_s")
+"""Env config fields settable from the command line (`env.<field>=...`)."""
+SCENE_FIELDS = ("timestep_s", "nthread", "torch_threads")
+"""Scene fields settable from the command line (`env.scene.<field>=...`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSpec:
+    """Everything the command line knows about one task."""
+
+    name: str
+    """The registered name, e.g. 'Docking' (Gymnasium id: 'Orbitlab-Docking-v0')."""
+    env_cfg: EnvCfgFactory
+    """The RL config: actions from a policy, with the task's training curriculum."""
+    baseline_cfg: EnvCfgFactory | None = None
+    """The task driven by its non-learned agent graph (None: no baseline)."""
+    play_env_cfg: EnvCfgFactory | None = None
+    """The evaluation / play variant; None: `env_cfg` without its curriculum (full difficulty)."""
+    agents: Mapping[str, str] = field(default_factory=dict)
+    """Library ('rsl_rl', 'sb3', 'rl_games') -> name of its tuned agent config
+    (`configs/agent/<name>.yaml`); the first is the task's default agent."""
+    success: str = ""
+    """The success criterion, one line with units."""
+    summary: str = ""
+    """What the task is, one line."""
+
+    @property
+    def gym_id(self) -> str:
+        return f"Orbitlab-{self.name}-v0"
+
+    @property
+    def config_name(self) -> str:
+        """The hydra option of the `task` group: 'docking_velocity'."""
+        return self.name.lower().replace("-", "_")
+
+    def default_agent(self, fallback: str = "rsl_rl_ppo") -> str:
+        """The tuned agent config this task trains with unless told otherwise."""
+        return next(iter(self.agents.values()), fallback)
+
+
+_TASKS: dict[str, TaskSpec] = {}
+
+
+def key(name: str) -> str:
+    """The lookup key of a spelling: lower case, '_' as '-', without 'orbitlab-' / '-v0'."""
+    text = str(name).strip().lower().replace("_", "-")
+    text = text.split(":", 1)[-1]  # 'orbitlab_tasks:Orbitlab-Docking-v0'
+    return text.removeprefix("orbitlab-").removesuffix("-v0")
+
+
+def register_task(spec: TaskSpec) -> TaskSpec:
+    """Add `spec`; registering the same name again replaces the entry (module reloads)."""
+    if not spec.name or key(spec.name) != spec.name.lower():
+        raise ValueError(f"task name {spec.name!r}: use letters, digits and '-' (e.g. 'Docking')")
+    _TASKS[key(spec.name)] = spec
+    return spec
+
+
+def _load() -> None:
+    if not _TASKS:
+        for package in TASK_PACKAGES:
+            importlib.import_module(package)
+
+
+def tasks() -> list[TaskSpec]:
+    """Every registered task, in registration order."""
+    _load()
+    return list(_TASKS.values())
+
+
+def get_task(name: str) -> TaskSpec:
+    """The task `name` designates (any spelling of the module docstring); ArgumentError with
+    the closest names otherwise."""
+    _load()
+    spec = _TASKS.get(key(name))
+    if spec is None:
+        known = [s.name for s in _TASKS.values()]
+        close = difflib.get_close_matches(key(name), list(_TASKS), n=1, cutoff=0.5)
+        hint = f"did you mean '{_TASKS[close[0]].name}'? " if close else ""
+        raise ArgumentError(f"unknown task '{name}': {hint}(known: {', '.join(known)})")
+    return spec
+
+
+# ------------------------------------------------------------------ building envs
+def env_defaults(cfg: ManagerBasedRLEnvCfg) -> dict[str, Any]:
+    """The command-line settable values of `cfg` (ENV_FIELDS, SCENE_FIELDS, reward weights)
+    as a nested dict, the shape `env.<...>=value` overrides take."""
+    values: dict[str, Any] = {name: getattr(cfg, name) for name in ENV_FIELDS}
+    values["scene"] = {name: getattr(cfg.scene, name) for name in SCENE_FIELDS}
+    values["rewards"] = {name: {"weight": term.weight} for name, term in cfg.rewards.items()}
+    return values
+
+
+def apply_env_overrides(cfg: ManagerBasedRLEnvCfg, overrides: Mapping[str, Any]) -> None:
+    """Set `overrides` (the shape of `env_defaults`) on `cfg`; ArgumentError naming an
+    unknown key (`env.<key>`)."""
+    for name, value in overrides.items():
+        if name == "scene" and isinstance(value, Mapping):
+            for scene_key, scene_value in value.items():
+                _set(cfg.scene, f"env.scene.{scene_key}", scene_key, scene_value, SCENE_FIELDS)
+        elif name == "rewards" and isinstance(value, Mapping):
+            for term, params in value.items():
+                if term not in cfg.rewards:
+                    raise ArgumentError(
+                        f"env.rewards.{term}: no such reward term (known: {', '.join(cfg.rewards)})"
+                    )
+                for param, item in dict(params).items():
+                    _set(cfg.rewards[term], f"env.rewards.{term}.{param}", param, item, ("weight",))
+        else:
+            _set(cfg, f"env.{name}", name, value, ENV_FIELDS)
+
+
+def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    """Set one field, its value of the type of the field's current value (an int where an
+    int is, a finite number where a float is); ArgumentError naming path, value and type."""
+    if name not in allowed:
+        raise ArgumentError(f"{path}: not settable (settable: {', '.join(allowed)})")
+    current = getattr(target, name)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(current, float) and not (number and math.isfinite(value)):
+        raise ArgumentError(f"{path}={value!r} is invalid: expected a finite number")
+    if isinstance(current, int) and not isinstance(current, bool):
+        if not (number and float(value).is_integer()):
+            raise ArgumentError(f"{path}={value!r} is invalid: expected an integer")
+        value = int(value)
+    setattr(target, name, float(value) if isinstance(current, float) else value)
+
+
+def make_env_cfg(
+    task: str,
+    num_envs: int,
+    *,
+    variant: Variant = "train",
+    seed: int | None = None,
+    backend: str | None = None,
+    device: str | None = None,
+    env: Mapping[str, Any] | None = None,
+) -> ManagerBasedRLEnvCfg:
+    """The config of `task` (any spelling) with `num_envs` worlds in the given `variant`,
+    seed, backend ('cpu' | 'warp'), device and `env` overrides (`apply_env_overrides`)."""
+    spec = get_task(task)
+    if variant == "baseline":
+        if spec.baseline_cfg is None:
+            raise ArgumentError(f"task '{spec.name}' has no baseline")
+        cfg = spec.baseline_cfg(int(num_envs))
+    elif variant == "play" and spec.play_env_cfg is not None:
+        cfg = spec.play_env_cfg(int(num_envs))
+    else:
+        cfg = spec.env_cfg(int(num_envs))
+    if variant != "train":
+        cfg.curriculum = {}  # scored at the task's full difficulty
+    cfg.scene.num_envs = int(num_envs)
+    if backend is not None:
+        cfg.scene.backend = backend
+    if device is not None:
+        cfg.scene.device = device
+    if seed is not None:
+        cfg.seed = int(seed)
+    apply_env_overrides(cfg, env or {})
+    return cfg
+
+
+def make_env(task: str, num_envs: int, **options: Any) -> ManagerBasedRLEnv:
+    """A fresh batched env of `task`; `options` as for `make_env_cfg`."""
+    return ManagerBasedRLEnv(make_env_cfg(task, num_envs, **options))
+
+
+def entry_point(factory: EnvCfgFactory) -> str:
+    """'module:function' of a factory, for Gymnasium's registration (text entry points)."""
+    return f"{factory.__module__}:{factory.__qualname__}"

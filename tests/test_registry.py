@@ -1,0 +1,50 @@
+"""orbitlab.registry: one task registry, forgiving names, one make_env."""
+
+from __future__ import annotations
+
+import pytest
+
+from orbitlab.cli import ArgumentError
+from orbitlab.registry import get_task, make_env_cfg, tasks
+
+
+@pytest.mark.parametrize(
+    "spelling", ["Docking", "docking", "DOCKING", "Orbitlab-Docking-v0", "orbitlab_docking"]
+)
+def test_every_spelling_names_one_task(spelling):
+    assert get_task(spelling).name == "Docking"
+
+
+def test_underscored_variant_names_resolve():
+    assert get_task("docking_velocity").name == "Docking-Velocity"
+    assert get_task("detumble_rw").config_name == "detumble_rw"
+
+
+def test_unknown_task_suggests_the_closest_name():
+    with pytest.raises(ArgumentError, match=r"unknown task 'Dockng': did you mean 'Docking'\?"):
+        get_task("Dockng")
+
+
+def test_each_task_has_a_success_criterion_and_docking_its_tuned_agent():
+    assert all(spec.success for spec in tasks())
+    assert get_task("docking").default_agent() == "rsl_rl_ppo_docking"
+    assert get_task("Detumble-MTQ").default_agent() == "rsl_rl_ppo"  # no tuned agent: generic
+
+
+def test_play_variant_drops_the_curriculum_and_env_overrides_apply():
+    train = make_env_cfg("Docking", 2)
+    play = make_env_cfg(
+        "Docking",
+        3,
+        variant="play",
+        seed=7,
+        env={"episode_length_s": 120.0, "scene": {"nthread": 1}},
+    )
+    assert train.curriculum and not play.curriculum
+    assert (play.scene.num_envs, play.seed, play.episode_length_s) == (3, 7, 120.0)
+    assert play.scene.nthread == 1
+
+
+def test_unknown_env_field_is_named():
+    with pytest.raises(ArgumentError, match=r"env\.bogus: not settable"):
+        make_env_cfg("Pointing", 1, env={"bogus": 1})
