@@ -41,6 +41,7 @@ import zmq
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.config import BridgeCfg, BridgeStats, frame_limits
+from orbitlab.bridge.flow import FlowWindow
 from orbitlab.bridge.heartbeat import HeartbeatMonitor, HeartbeatThreadError
 from orbitlab.bridge.ownership import Claims
 from orbitlab.bridge.pacing import Pacer, PacerCfg
@@ -100,6 +101,9 @@ class BridgeServer:
         self._lockstep_keys = self._resolve_lockstep(c.lockstep_topics)
         self._relay_keys = self._resolve_relay(c.relay_topics)
         self.stats = BridgeStats()
+        self._ros = c.mode == "ros"
+        self.flow = FlowWindow(c.flow) if self._ros else None
+        """'ros' mode: frames sent to the node and known consumed (`flow`)."""
         self.pacer = Pacer(PacerCfg(accel=c.accel, max_lag_s=c.max_lag_s))
         self.context = zmq.Context()
         self.curve: CurveServer | None = None
@@ -116,6 +120,8 @@ class BridgeServer:
             batch_io_threads()
         protocol.warn_if_slow_codec()
         self._linked = False
+        self._lockstep_free = False
+        """Lockstep: step once without waiting ('ros' mode, after the link comes up)."""
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
         self._last_frames: list[bytes] = []
         self._telemetry = protocol.TelemetryFrames()
@@ -232,8 +238,11 @@ class BridgeServer:
             self.service(min(max_wait_s, 0.05))
             self.stats.paused_s += time.monotonic() - t0
             return False
-        if self.cfg.lockstep and not self._lockstep_ready(max_wait_s):
+        if self.flow is not None and self._linked and not self._flow_ready(max_wait_s):
             return False
+        if self.cfg.lockstep and not self._lockstep_free and not self._lockstep_ready(max_wait_s):
+            return False
+        self._lockstep_free = False
         for slot in self._fresh:
             self.sim.apply(slot.spec.namespace, slot.spec.topic, slot.value)
             slot.fresh = False
@@ -242,6 +251,13 @@ class BridgeServer:
         self.stats.ticks += 1
         self._publish_state()
         return True
+
+    @property
+    def clock_factor(self) -> float:
+        """The clock frames' accelFactor: the pacing factor when paced, 0 as fast as possible
+        or in lockstep (the node's `/clock` then moves only with the simulation's frames and
+        holds while the simulation waits for commands)."""
+        return 0.0 if self.cfg.lockstep or not self.pacer.paced else self.cfg.accel
 
     # ------------------------------------------------------------------- link
     def linked(self) -> bool:
@@ -256,7 +272,12 @@ class BridgeServer:
         if up and not self._linked:
             log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
             self.table.request_all()
-            if not self._clock["acked"]:  # a clock reset sent to nobody: again, first
+            if self._ros:  # maybe a new node: the clock reset first, nothing in flight
+                self._clock.update(sent=0, last=-float("inf"), acked=False)
+                self.flow.reset()
+                # controllers on /clock timers answer a clock that moves: one step first
+                self._lockstep_free = True
+            elif not self._clock["acked"]:  # a clock reset sent to nobody: again, first
                 self._clock.update(sent=0, last=-float("inf"))
             # not at the end of the state sent now, which this tick's own follows at once
             self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
@@ -331,7 +352,7 @@ class BridgeServer:
                 self.stats.lockstep_wait_s += now - t0
                 self._lockstep_sent_at = last_send
                 return False
-            if now - last_send >= self.cfg.lockstep_republish_s:
+            if not self._ros and now - last_send >= self.cfg.lockstep_republish_s:
                 last_send = self._lockstep_sent_at = now
                 self._republish()
             if now < spin_until:
@@ -339,6 +360,56 @@ class BridgeServer:
                     os.sched_yield()  # let ZeroMQ's (SCHED_BATCH) I/O thread move the frames
             else:
                 self.service(min(0.01, max(0.0, max_wait_s - (now - t0))))
+
+    # ------------------------------------------------------------ flow control
+    def _flow_ready(self, max_wait_s: float) -> bool:
+        """'ros' mode: wait (at most `max_wait_s`) until the node has acknowledged the clock
+        reset and holds at most `flow.window` unconsumed frames; False when it has not."""
+        flow, t0 = self.flow, time.monotonic()
+        while not self._clock["acked"] or flow.full():
+            now = time.monotonic()
+            if not self._clock["acked"] and self._clock["sent"] >= self.cfg.topic_retries:
+                if now - self._clock["last"] >= self.cfg.topic_retry_s:
+                    self._no_flow_control("the node never acknowledged the clock reset")
+                    return True
+            elif (
+                flow.full()
+                and now - flow.last_probe_wall >= flow.cfg.reprobe_s
+                and not self._send_probe()
+                and self._requests_exhausted()
+            ):
+                self._no_flow_control("the node confirmed no input topic to probe")
+                return True
+            if now - t0 >= max_wait_s:
+                self.stats.flow_wait_s += now - t0
+                return False
+            self.service(min(0.005, max(0.0, max_wait_s - (now - t0))))
+        self.stats.flow_wait_s += time.monotonic() - t0
+        return True
+
+    def _send_probe(self) -> bool:
+        """A flow probe on a confirmed input topic (`protocol.flow_probe`); False when the
+        node has confirmed none yet."""
+        for h in self.table.handshakes.values():
+            s = h.spec
+            if s.direction == "in" and h.confirmed and h.success:
+                seq = self.flow.next_probe()
+                send_frame(
+                    self.pub,
+                    protocol.encode(protocol.flow_probe(s.namespace, s.msg_type, s.topic, seq)),
+                )
+                return True
+        return False
+
+    def _requests_exhausted(self) -> bool:
+        return all(
+            h.confirmed or h.sent >= self.cfg.topic_retries for h in self.table.handshakes.values()
+        )
+
+    def _no_flow_control(self, why: str) -> None:
+        log.warning("bridge: %s: running without flow control (it may buffer without bound)", why)
+        self.flow = None
+        self._clock["acked"] = True
 
     # ---------------------------------------------------------------- inbound
     def service(self, timeout_s: float = 0.0) -> int:
@@ -394,7 +465,10 @@ class BridgeServer:
             if "topic_confirmation" in message:
                 self._confirm(message)
             elif "clock_reset_ack" in message:
+                first = not self._clock["acked"]
                 self._clock["acked"] = True
+                if first and self._ros and self._linked:
+                    self._publish_state()  # the state at the reset time: the node has none
             elif message.get("msg") == "ping":
                 self.heartbeat.touch(str(message.get("client", "")))
             elif self._relay_keys and self._relayed(message):
@@ -509,6 +583,11 @@ class BridgeServer:
 
     def _confirm(self, message: dict) -> None:
         rid = message.get("request_id")
+        if self.flow is not None and isinstance(rid, str):
+            seq = protocol.flow_seq(rid)
+            if seq is not None:
+                self.flow.answered(seq)
+                return
         handshake = self.table.handshakes.get(rid) if isinstance(rid, str) else None
         if handshake is None:
             raise protocol.ProtocolError(
@@ -522,7 +601,8 @@ class BridgeServer:
         client = message.get("client") or ""
         if spec.direction == "in" and handshake.success and self.claims is not None:
             self.claims.admit(spec.namespace, client, spec.path)
-        if spec.direction == "in" and handshake.success and self.cfg.lockstep:
+        if spec.direction == "in" and handshake.success and self.cfg.lockstep and not self._ros:
+            # (the public node confirms every input topic: lockstep would wait for all)
             slot = self.table.inputs[spec.key]
             if slot.owner is None:
                 slot.owner = client
@@ -554,6 +634,8 @@ class BridgeServer:
             self._senders.add(client)
         if not send_frame(self.pub, frame):
             return
+        if self.flow is not None:
+            self.flow.count(1)
         self.stats.relayed += 1
         key = (message["namespace"], protocol.short_topic(message["topic_name"]))
         self._relay_frames[key] = bytes(frame)  # the latest per relay topic: bounded
@@ -563,18 +645,22 @@ class BridgeServer:
         frame = protocol.encode(message)
         if not send_frame(self.pub, frame):  # a PUB never blocks, but be safe
             return None
+        if self.flow is not None:
+            self.flow.count(1)
         self.stats.published += 1
         return frame
 
     def _publish_state(self, initial: bool = False) -> None:
         """The clock and every due telemetry topic of the current state, then housekeeping
         (after the telemetry: see `_housekeeping`)."""
-        if not (self._linked or initial and self.heartbeat.alive()):
+        if not (self._linked or initial and self.heartbeat.alive()) or (
+            self._ros and not self._clock["acked"]  # the clock reset before any clock frame
+        ):
             self._housekeeping()
             return
         t = self.sim.time_s
         c = self.cfg
-        frames = [self._send({"sim_time": t, "accelFactor": c.accel})]
+        frames = [self._send(protocol.clock(t, self.clock_factor))]
         now = time.monotonic() if c.rate_in_wall_clock else t
         due = self.table.due_outputs(now)
         telemetry = self._telemetry
@@ -586,6 +672,10 @@ class BridgeServer:
             built.append(telemetry.frame(spec.namespace, spec.msg_type, spec.topic, payload))
         sent = send_frames(self.pub, built)  # back to back (see `wire`)
         self.stats.published += sent
+        if self.flow is not None:
+            self.flow.count(sent)
+            if self.flow.probe_due():
+                self._send_probe()
         self._last_frames = [f for f in frames if f is not None] + built[:sent]
         self._relay_frames.clear()
         self._published_at = time.monotonic()
@@ -624,8 +714,9 @@ class BridgeServer:
         ):
             clock["sent"] += 1
             clock["last"] = now
-            self._send({"clock_reset": True, "sim_time": 0.0, "accelFactor": c.accel})
-            return
+            self._send(protocol.clock_reset(self.sim.time_s, self.clock_factor))
+            if not self._ros:
+                return
         for h in self.table.handshakes.values():
             if h.confirmed or h.sent >= c.topic_retries or now - h.last_sent < c.topic_retry_s:
                 continue
@@ -634,7 +725,8 @@ class BridgeServer:
             self.stats.requests_sent += 1
             s = h.spec
             self._send(protocol.topic_request(s.namespace, s.msg_type, s.topic, s.direction))
-            return
+            if not self._ros:  # hub: one per pass (see above); the node reads every frame
+                return
 
     def _heartbeat_reports(self) -> None:
         """Report what the heartbeat thread rejected (it cannot use the telemetry socket);
@@ -657,6 +749,9 @@ class BridgeServer:
             return False
         d["count"] += 1
         (log.warning if level == "warn" else log.error)("bridge %s: %s", code, message)
+        if self._ros:  # the node knows no diagnostics type: the log line only
+            d["suppressed"] = 0
+            return True
         t = self.sim.time_s
         self._send(
             protocol.telemetry(

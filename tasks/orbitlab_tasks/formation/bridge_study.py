@@ -242,7 +242,11 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
         loop_s = time.monotonic() - (first or start)
         server.tick(max_wait_s=cfg.linger_s)  # re-send the final state while controllers exit
         stats = asdict(server.stats)
-        inputs = {s.spec.path: s.received for s in server.table.inputs.values()}
+        inputs = {  # the wrench topics the controllers use (not thr_array_cmd_force)
+            s.spec.path: s.received
+            for s in server.table.inputs.values()
+            if s.spec.topic in ("cmd_force", "cmd_torque")
+        }
     finally:
         server.close()
     log = {k: np.asarray(v) for k, v in adapter.log.items()}
