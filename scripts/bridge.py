@@ -174,6 +174,12 @@ def main(argv: list[str]) -> int:
     finally:
         server.close()
     print(f"stopped at t = {server.sim.time_s:.3f} s: {stats}")
+    handshakes = server.table.handshakes.values()
+    confirmed = sum(h.confirmed and h.success for h in handshakes)
+    line = f"topics: {confirmed}/{len(handshakes)} confirmed, {stats.requests_sent} requests sent"
+    if server.flow is not None:
+        line += f"; flow control: at most {server.flow.max_in_flight} frames in flight"
+    print(line)
     return 0
 
 

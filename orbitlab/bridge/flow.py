@@ -74,7 +74,7 @@ class FlowWindow:
     def next_probe(self) -> int:
         """Register a probe (sent right after the frames counted so far); its number."""
         self.seq += 1
-        self.sent += 1  # the probe itself
+        self.count(1)  # the probe itself
         self._probes.append((self.seq, self.sent))
         self._probed_at = self.sent
         self.last_probe_wall = time.monotonic()
@@ -84,6 +84,8 @@ class FlowWindow:
 
     def answered(self, seq: int) -> bool:
         """Note probe `seq`'s answer; False for a number never sent or already superseded."""
+        if seq > self.seq:
+            return False
         while self._probes and self._probes[0][0] < seq:
             self._probes.popleft()
         if not self._probes or self._probes[0][0] != seq:

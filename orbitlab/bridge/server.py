@@ -120,6 +120,8 @@ class BridgeServer:
             batch_io_threads()
         protocol.warn_if_slow_codec()
         self._linked = False
+        self._subscribed = False
+        """'ros' mode: the node's telemetry SUB is connected and subscribed (XPUB)."""
         self._lockstep_free = False
         """Lockstep: step once without waiting ('ros' mode, after the link comes up)."""
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
@@ -151,7 +153,9 @@ class BridgeServer:
     def _open_sockets(self) -> None:
         c, hub = self.cfg, self.cfg.mode == "hub"
         setup = self.curve.setup if self.curve is not None else None
-        self.pub = self.context.socket(zmq.PUB)
+        # 'ros' mode: an XPUB, whose subscription messages tell when the node's SUB is
+        # connected (frames sent before that are lost: the handshake would need a retry)
+        self.pub = self.context.socket(zmq.PUB if hub else zmq.XPUB)
         self.pub.setsockopt(zmq.LINGER, 0)
         self.pub.setsockopt(zmq.SNDHWM, c.send_hwm)
         self.sub = self.context.socket(zmq.SUB)
@@ -268,7 +272,7 @@ class BridgeServer:
         """Handle link transitions; False when the simulation must pause. Raises
         HeartbeatThreadError when the heartbeat thread has died."""
         self.heartbeat.check()
-        up = self.heartbeat.alive()
+        up = self.heartbeat.alive() and (self._subscribed or not self._ros)
         if up and not self._linked:
             log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
             self.table.request_all()
@@ -416,6 +420,8 @@ class BridgeServer:
         """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames, for
         at most `max_drain_s` (a flood of costly frames cannot stall the clock)."""
         handled = 0
+        if self._ros:
+            self._read_subscriptions()
         if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
             c = self.cfg
             until = time.monotonic() + c.max_drain_s
@@ -426,6 +432,17 @@ class BridgeServer:
         if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
             self._housekeeping()  # no telemetry for a while (paused, slow ticks)
         return handled
+
+    def _read_subscriptions(self) -> None:
+        """'ros' mode: note the node's telemetry subscription coming and going (XPUB
+        messages: 1 + prefix on subscribe, 0 + prefix on the last unsubscribe)."""
+        for _ in range(64):
+            try:
+                message = self.pub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if message[:1] in (b"\x00", b"\x01"):
+                self._subscribed = message[:1] == b"\x01"
 
     def _shed(self) -> int:
         """Overloaded (a drain used all of `max_drain_s`): drop waiting frames over
@@ -705,6 +722,8 @@ class BridgeServer:
             return
         self._next_housekeeping = now + HOUSEKEEPING_S
         self._heartbeat_reports()
+        if self._ros and not self._linked:  # the node's SUB may not be there: lost frames
+            return
         c = self.cfg
         clock = self._clock
         if (
