@@ -92,3 +92,12 @@ def test_a_plan_survives_the_round_trip_through_poses():
     back = poses_to_plan(poses, 10.0 + dt, dt, H)
     assert np.allclose(back[:, :3], plan[1:, :3]) and np.allclose(back[:, 6:10], plan[1:, 6:10])
     assert np.allclose(back[:, 3], 0.1) and np.allclose(back[:, 12], 0.05, atol=1e-6)
+
+
+def test_clock_frames_survive_the_nodes_nanosecond_truncation():
+    """The node publishes /clock as int(t) s + int((t - int(t)) * 1e9) ns: every tick time of
+    a 0.2 s period must come out exact, or a 0.2 s timer never fires while lockstep holds."""
+    for k in range(1, 5001):
+        t = protocol.clock(k * 0.2, 0.0)["sim_time"]
+        ns = int(t) * 10**9 + int((t - int(t)) * 1e9)
+        assert ns == k * 200_000_000, (k, t)

@@ -530,16 +530,24 @@ def topic_confirmation(
     return message
 
 
+CLOCK_NUDGE_S = 5e-10
+"""Added to the time of clock frames, s: the public node truncates `/clock` to whole
+nanoseconds (int((t - int(t)) * 1e9)), so 8.6 s (8.59999999999999964...) would become
+8.599999999 s, and a controller's 0.2 s timer due at 8.6 s would never fire while the clock
+holds (lockstep); half a nanosecond more truncates to 8.600000000."""
+
+
 def clock(time_s: float, accel_factor: float) -> dict[str, Any]:
-    """A clock frame: simulation time (s) and the factor by which the ROS 2 node advances
-    its `/clock` per wall second until the next one (0: only with these frames)."""
-    return {"sim_time": time_s, "accelFactor": accel_factor}
+    """A clock frame: simulation time (s, `CLOCK_NUDGE_S` added) and the factor by which the
+    ROS 2 node advances its `/clock` per wall second until the next one (0: only with these
+    frames)."""
+    return {"sim_time": time_s + CLOCK_NUDGE_S, "accelFactor": accel_factor}
 
 
 def clock_reset(time_s: float, accel_factor: float) -> dict[str, Any]:
-    """The clock reset, at the current simulation time (s): the node's `/clock` restarts
-    there (not at 0, which would make it jump back after a reconnect)."""
-    return {"clock_reset": True, "sim_time": time_s, "accelFactor": accel_factor}
+    """The clock reset, at the current simulation time (s, `CLOCK_NUDGE_S` added): the node's
+    `/clock` restarts there (not at 0, which would make it jump back after a reconnect)."""
+    return {"clock_reset": True, "sim_time": time_s + CLOCK_NUDGE_S, "accelFactor": accel_factor}
 
 
 FLOW_TAG = "#flow"

@@ -56,6 +56,8 @@ HOUSEKEEPING_S = 0.02
 """Wall seconds between two housekeeping frames (clock reset, topic requests) at least."""
 HOUSEKEEPING_IDLE_S = 0.25
 """Without telemetry for this long (wall s), housekeeping frames go out on their own."""
+ROS_CLOCK_RETRY_S = 0.25
+"""'ros' mode: the clock reset is re-sent this often until acknowledged, wall s."""
 HEARTBEAT_MAX_BYTES = 4096
 """Largest heartbeat frame read, bytes (a ping is ~40): larger ones are reported, and over
 64 KiB ZeroMQ closes the sender's connection."""
@@ -372,8 +374,9 @@ class BridgeServer:
         flow, t0 = self.flow, time.monotonic()
         while not self._clock["acked"] or flow.full():
             now = time.monotonic()
-            if not self._clock["acked"] and self._clock["sent"] >= self.cfg.topic_retries:
-                if now - self._clock["last"] >= self.cfg.topic_retry_s:
+            retry_s, retries = self._clock_retry()
+            if not self._clock["acked"] and self._clock["sent"] >= retries:
+                if now - self._clock["last"] >= retry_s:
                     self._no_flow_control("the node never acknowledged the clock reset")
                     return True
             elif (
@@ -726,16 +729,14 @@ class BridgeServer:
             return
         c = self.cfg
         clock = self._clock
-        if (
-            not clock["acked"]
-            and clock["sent"] < c.topic_retries
-            and now - clock["last"] >= c.topic_retry_s
-        ):
+        retry_s, retries = self._clock_retry()
+        if not clock["acked"] and clock["sent"] < retries and now - clock["last"] >= retry_s:
             clock["sent"] += 1
             clock["last"] = now
             self._send(protocol.clock_reset(self.sim.time_s, self.clock_factor))
-            if not self._ros:
-                return
+            return
+        if self._ros and not clock["acked"]:
+            return  # the requests once the ack proved that both directions work
         for h in self.table.handshakes.values():
             if h.confirmed or h.sent >= c.topic_retries or now - h.last_sent < c.topic_retry_s:
                 continue
@@ -746,6 +747,17 @@ class BridgeServer:
             self._send(protocol.topic_request(s.namespace, s.msg_type, s.topic, s.direction))
             if not self._ros:  # hub: one per pass (see above); the node reads every frame
                 return
+
+    def _clock_retry(self) -> tuple[float, int]:
+        """(s between clock resets, how many at most). 'ros' mode: every ROS_CLOCK_RETRY_S
+        over the topic requests' whole retry span: the node's command PUB may connect after
+        its heartbeat (ZeroMQ reconnects every 0.1 s), losing the first answer, and nothing
+        else goes out before the acknowledgement."""
+        c = self.cfg
+        if not self._ros:
+            return c.topic_retry_s, c.topic_retries
+        span = c.topic_retry_s * c.topic_retries
+        return ROS_CLOCK_RETRY_S, max(1, round(span / ROS_CLOCK_RETRY_S))
 
     def _heartbeat_reports(self) -> None:
         """Report what the heartbeat thread rejected (it cannot use the telemetry socket);
