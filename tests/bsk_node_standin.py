@@ -14,7 +14,7 @@ rclpy and bsk_msgs. Written from those observations; it contains none of its cod
   (`accelFactor` missing: 1.0); else telemetry, published when `msg_type` is a bsk_msgs type
   (dropped otherwise).
 * `/clock` at 1 kHz wall: advanced by wall time x accelFactor since the last tick, published
-  only when not behind the last published value.
+  only when not behind the last published value, as whole seconds + truncated nanoseconds.
 * Commands: {namespace, msg_type, timestamp (ns), stamp {sec, nanosec}, <lowercase fields>},
   no topic_name.
 """
@@ -114,7 +114,9 @@ class NodeStandIn:
             self.sim_time += (now - last) * self.accel
             if self.sim_time >= self._last_published:
                 self._last_published = self.sim_time
-                self.clock_samples.append((now, self.sim_time))
+                whole = int(self.sim_time)  # published as sec + nanosec, truncated
+                published = whole + int((self.sim_time - whole) * 1e9) * 1e-9
+                self.clock_samples.append((now, published))
             budget = budget + (now - last) * self.consume_hz if self.consume_hz else 0.0
             last = now
             while True:
