@@ -215,3 +215,35 @@ def test_the_formation_scene_in_ros_mode_speaks_bsk_msgs_only(capsys):
     assert {"r_dc_h", "v_dc_h"} <= set(node.published["/leaderSc/bsk/out/hill_trans_state"][-1])
     rot = node.published["/leaderSc/bsk/out/hill_rot_state"][-1]
     assert {"sigma_br", "omega_br_b", "omega_rn_b", "domega_rn_b"} <= set(rot)
+
+
+def test_the_script_reads_namespaces_and_names_the_bad_item():
+    from test_bridge import _bridge_script
+
+    script = _bridge_script()
+    assert script.namespace_map("{leader: leaderSc, follower_1: 'followerSc_1'}") == {
+        "leader": "leaderSc",
+        "follower_1": "followerSc_1",
+    }
+    assert script.namespace_map("bsk_mpc")["follower_2"] == "followerSc_2"
+    with pytest.raises(SystemExit, match="item 'leader leaderSc' must be 'entity: namespace'"):
+        script.parse(["namespaces={leader leaderSc}"])
+
+
+def test_a_lockstep_topic_that_is_no_input_is_refused_by_its_ros_name():
+    node = NodeStandIn()
+    try:
+        with pytest.raises(ValueError, match=r"'sc0/nope' is not an input topic .*/sc0/bsk/in/"):
+            BridgeServer(
+                StandInSim(StandInCfg()),
+                BridgeCfg(
+                    mode="ros",
+                    pub_port=0,
+                    sub_port=node.command_port,
+                    heartbeat_port=node.heartbeat_port,
+                    lockstep=True,
+                    lockstep_topics=("sc0/nope",),
+                ),
+            )
+    finally:
+        node.close()

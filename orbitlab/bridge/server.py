@@ -314,7 +314,7 @@ class BridgeServer:
             if (ns, topic) not in self.table.inputs:
                 raise ValueError(
                     f"lockstep topic '{name}' is not an input topic (known: "
-                    f"{', '.join(s.spec.path for s in self.table.inputs.values())})"
+                    f"{', '.join(_wire_path(s.spec, self.cfg.mode) for s in self.table.inputs.values())})"
                 )
             keys.append((ns, topic))
         return keys
@@ -820,6 +820,12 @@ class BridgeServer:
 
     def topic_specs(self) -> list[TopicSpec]:
         return [*self.table.outputs.values(), *(s.spec for s in self.table.inputs.values())]
+
+
+def _wire_path(spec: TopicSpec, mode: str) -> str:
+    """A topic's full name as the other side knows it (/<ns>/bsk/... to the ROS 2 node)."""
+    prefix = protocol.ROS_PREFIX if mode == "ros" else protocol.OWN_PREFIX
+    return protocol.topic_path(spec.namespace, spec.topic, spec.direction, prefix)
 
 
 def _bind(socket: zmq.Socket, host: str, port: int) -> str:
