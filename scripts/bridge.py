@@ -4,6 +4,9 @@
     python scripts/bridge.py task=formation rate_hz=20 accel=10
     python scripts/bridge.py task=formation lockstep=true accel=0
     python scripts/bridge.py task=formation mode=ros require_bridge=true   # public ROS 2 node
+    python scripts/bridge.py task=formation mode=ros rate_hz=5 lockstep=true accel=0 \
+        namespaces="{leader: leaderSc, follower_1: followerSc_1, follower_2: followerSc_2}" \
+        lockstep_topics=followerSc_1/cmd_force,followerSc_2/cmd_force
 
 Arguments are key=value: task (case-insensitive task name), rate_hz (bridge ticks per
 simulated second, rounded to whole physics steps; 0: every physics step), accel (simulated
@@ -12,7 +15,15 @@ command topic has a fresh message), require_bridge (wait for a heartbeat, pause 
 mode (hub: the simulator binds all ports, for orbitlab Clients; ros: connect to the public
 ROS 2 node's command and heartbeat ports), host, pub_port, sub_port, heartbeat_port (0: a
 free port, hub mode), duration (wall s, 0: until Ctrl-C), telemetry_rate_hz (default
-publisher rate limit), log (logging level).
+publisher rate limit), log (logging level), lockstep_topics (comma-separated 'ns/topic' or
+full topic names lockstep waits for; default: those commanded or claimed), namespaces
+('{entity: namespace, ...}': names on the wire, e.g. the bsk-ros2-mpc demo's leaderSc,
+followerSc_1, followerSc_2; or 'bsk_mpc' for exactly that mapping).
+
+In ros mode only Basilisk's topics and bsk_msgs types are published (sc_states,
+hill_trans_state, hill_rot_state), topic names are printed as the node creates them
+(/<ns>/bsk/<in|out>/<topic>), and the simulation never runs more than a bounded window of
+frames ahead of what the node has consumed (`orbitlab.bridge.flow`).
 
 The simulation is a bare Scene of the task's RL config with one world: every spacecraft is
 commanded through the bridge (body force/torque -> its thruster group's allocation and PWM;
@@ -41,7 +52,15 @@ DEFAULTS = {
     "duration": "0",
     "telemetry_rate_hz": "0",
     "log": "INFO",
+    "lockstep_topics": "",
+    "namespaces": "",
 }
+BSK_MPC_NAMESPACES = {
+    "leader": "leaderSc",
+    "follower_1": "followerSc_1",
+    "follower_2": "followerSc_2",
+}
+"""The public bsk-ros2-mpc demo's namespaces (`namespaces=bsk_mpc`)."""
 
 
 def parse(argv: list[str]) -> dict[str, str]:
@@ -51,7 +70,27 @@ def parse(argv: list[str]) -> dict[str, str]:
             raise SystemExit(f"{key} must be true or false, got '{args[key]}'")
     if args["mode"] not in ("hub", "ros"):
         raise SystemExit(f"mode must be hub or ros, got '{args['mode']}'")
+    namespace_map(args["namespaces"])  # checked here, before the scene is built
     return args
+
+
+def namespace_map(text: str) -> dict[str, str]:
+    """`{a: b, c: d}` (braces optional) or 'bsk_mpc' -> {'a': 'b', 'c': 'd'}; SystemExit
+    naming the bad item."""
+    text = text.strip()
+    if text == "bsk_mpc":
+        return dict(BSK_MPC_NAMESPACES)
+    body = text.removeprefix("{").removesuffix("}").strip()
+    out: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in body.split(","))):
+        key, sep, value = (x.strip().strip("'\"") for x in item.partition(":"))
+        if not sep or not key or not value:
+            raise SystemExit(
+                f"namespaces: item '{item}' must be 'entity: namespace' (e.g. "
+                "namespaces='{leader: leaderSc}')"
+            )
+        out[key] = value
+    return out
 
 
 def task_name(name: str) -> str:
@@ -67,7 +106,7 @@ def task_name(name: str) -> str:
 
 def build(args: dict[str, str]):
     """(BridgeServer, task name) for the parsed arguments."""
-    from orbitlab.bridge import BridgeCfg, BridgeServer, SceneAdapter
+    from orbitlab.bridge import BridgeCfg, BridgeServer, SceneAdapter, SceneAdapterCfg
     from orbitlab.envs.gym import load_cfg
     from orbitlab.scene.scene import Scene
     from orbitlab_tasks import task_entry
@@ -86,11 +125,24 @@ def build(args: dict[str, str]):
         lockstep=args["lockstep"].lower() in TRUE,
         require_bridge=args["require_bridge"].lower() in TRUE,
         telemetry_rate_hz=float(args["telemetry_rate_hz"]),
+        lockstep_topics=tuple(t.strip() for t in args["lockstep_topics"].split(",") if t.strip())
+        or None,
     )
-    return BridgeServer(SceneAdapter(scene), bridge_cfg), name
+    try:
+        adapter = SceneAdapter(
+            scene,
+            SceneAdapterCfg(
+                basilisk_only=args["mode"] == "ros", namespaces=namespace_map(args["namespaces"])
+            ),
+        )
+        return BridgeServer(adapter, bridge_cfg), name
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
 
 
 def describe(server, name: str) -> str:
+    from orbitlab.bridge import protocol
+
     lines = [
         (
             f"orbitlab bridge: task {name}, {server.cfg.mode} mode, tick {server.tick_s:g} s "
@@ -100,9 +152,11 @@ def describe(server, name: str) -> str:
         )
     ]
     lines += [f"  {role:9s} {endpoint}" for role, endpoint in server.endpoints.items()]
+    prefix = protocol.ROS_PREFIX if server.cfg.mode == "ros" else protocol.OWN_PREFIX
     for spec in server.topic_specs():
         rate = f" (<= {spec.max_rate_hz:g} Hz)" if spec.max_rate_hz else ""
-        lines.append(f"  {spec.direction:3s} {spec.path}  [{spec.msg_type}]{rate}")
+        path = protocol.topic_path(spec.namespace, spec.topic, spec.direction, prefix)
+        lines.append(f"  {spec.direction:3s} {path}  [{spec.msg_type}]{rate}")
     return "\n".join(lines)
 
 
@@ -120,6 +174,12 @@ def main(argv: list[str]) -> int:
     finally:
         server.close()
     print(f"stopped at t = {server.sim.time_s:.3f} s: {stats}")
+    handshakes = server.table.handshakes.values()
+    confirmed = sum(h.confirmed and h.success for h in handshakes)
+    line = f"topics: {confirmed}/{len(handshakes)} confirmed, {stats.requests_sent} requests sent"
+    if server.flow is not None:
+        line += f"; flow control: at most {server.flow.max_in_flight} frames in flight"
+    print(line)
     return 0
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from orbitlab.bridge import protocol
+from orbitlab.bridge.flow import FlowCfg
 from orbitlab.bridge.schema import FrameLimits
 
 
@@ -110,6 +111,9 @@ class BridgeCfg:
     '': no authentication."""
     curve_clients_dir: str = ""
     """Directory of the public key files (`*.key`) of the clients allowed to connect."""
+    flow: FlowCfg = field(default_factory=FlowCfg)
+    """'ros' mode: flow control toward the node, which buffers without bound (`flow`): the
+    simulation does not step while more than `flow.window` frames are not known consumed."""
     max_lag_s: float = 0.25
     """Pacing: reset the schedule when behind by more than this, wall s."""
     diagnostics_per_s: float = 50.0
@@ -146,6 +150,8 @@ class BridgeStats:
     """Client frames relayed to the other clients (`BridgeCfg.relay_topics`)."""
     shed: int = 0
     """Frames over `shed_frame_bytes` dropped unread while overloaded."""
+    flow_wait_s: float = 0.0
+    """'ros' mode: wall time the simulation waited for the node to consume telemetry, s."""
     internal_errors: int = 0
     """Frames whose handling raised unexpectedly (a bug): logged, reported, served on."""
 

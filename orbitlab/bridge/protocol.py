@@ -204,7 +204,15 @@ TORQUE = CommandType("CmdTorqueBodyMsgPayload", {"torquerequestbody": "torqueReq
 """Body torque about the centre of mass, N m, body axes (3)."""
 WHEEL_TORQUE = CommandType("ArrayMotorTorqueMsgPayload", {"motortorque": "motorTorque"})
 """Wheel motor torques, N m (one per wheel, or Basilisk's 36 with the rest zero)."""
-COMMAND_TOPICS = {"cmd_force": FORCE, "cmd_torque": TORQUE, "cmd_wheel_torque": WHEEL_TORQUE}
+THRUST_ARRAY = CommandType("THRArrayCmdForceMsgPayload", {"thrforce": "thrForce"})
+"""Per-thruster forces, N (one per thruster of the group, in its order, or Basilisk's 36 with
+the rest zero): held as the thruster group's command, then PWM as configured."""
+COMMAND_TOPICS = {
+    "cmd_force": FORCE,
+    "cmd_torque": TORQUE,
+    "cmd_wheel_torque": WHEEL_TORQUE,
+    "thr_array_cmd_force": THRUST_ARRAY,
+}
 """Input topic -> its message type."""
 
 
@@ -257,6 +265,8 @@ class VectorParser:
         return _parse_vector_checked(message, self.ctype, self.length, self.topic)
 
 
+_FIXED_ARRAYS = (WHEEL_TORQUE, THRUST_ARRAY)
+"""Types whose Basilisk array is MAX_EFF_CNT long (entries past the actuators are zero)."""
 _VECTOR_FIELDS = tuple(name for ctype in COMMAND_TOPICS.values() for name in ctype.fields.values())
 """The vector payload fields of every command type, as Basilisk spells them."""
 
@@ -338,7 +348,7 @@ def _parse_vector_checked(
             topic,
         )
     ok_len = len(value) == length or (
-        ctype is WHEEL_TORQUE and len(value) == MAX_EFF_CNT and length <= MAX_EFF_CNT
+        ctype in _FIXED_ARRAYS and len(value) == MAX_EFF_CNT and length <= MAX_EFF_CNT
     )
     if not ok_len:
         raise ProtocolError(
@@ -359,7 +369,9 @@ def _parse_vector_checked(
     if len(out) > length:
         if any(out[length:]):
             raise ProtocolError(
-                "bad_shape", f"{topic}: '{key}' has non-zero values past the {length} wheels", topic
+                "bad_shape",
+                f"{topic}: '{key}' has non-zero values past the {length} actuators",
+                topic,
             )
         out = out[:length]
     return out
@@ -516,3 +528,47 @@ def topic_confirmation(
     if client:
         message["client"] = client
     return message
+
+
+CLOCK_NUDGE_S = 5e-10
+"""Added to the time of clock frames, s: the public node truncates `/clock` to whole
+nanoseconds (int((t - int(t)) * 1e9)), so 8.6 s (8.59999999999999964...) would become
+8.599999999 s, and a controller's 0.2 s timer due at 8.6 s would never fire while the clock
+holds (lockstep); half a nanosecond more truncates to 8.600000000."""
+
+
+def clock(time_s: float, accel_factor: float) -> dict[str, Any]:
+    """A clock frame: simulation time (s, `CLOCK_NUDGE_S` added) and the factor by which the
+    ROS 2 node advances its `/clock` per wall second until the next one (0: only with these
+    frames)."""
+    return {"sim_time": time_s + CLOCK_NUDGE_S, "accelFactor": accel_factor}
+
+
+def clock_reset(time_s: float, accel_factor: float) -> dict[str, Any]:
+    """The clock reset, at the current simulation time (s, `CLOCK_NUDGE_S` added): the node's
+    `/clock` restarts there (not at 0, which would make it jump back after a reconnect)."""
+    return {"clock_reset": True, "sim_time": time_s + CLOCK_NUDGE_S, "accelFactor": accel_factor}
+
+
+FLOW_TAG = "#flow"
+"""Marks a flow-control probe's request_id: `{request_id}#flow{n}`."""
+
+
+def flow_probe(namespace: str, msg_type: str, topic: str, seq: int) -> dict[str, Any]:
+    """A flow-control probe: the request of an input topic the node has confirmed already.
+
+    The public node handles every frame in arrival order and answers such a request (its
+    subscriber exists: nothing is created, nothing logged above debug) with a confirmation
+    echoing the request_id, so the answer to probe `seq` says that the node has consumed
+    every frame sent before it."""
+    message = topic_request(namespace, msg_type, topic, "in")
+    message["request_id"] += f"{FLOW_TAG}{seq}"
+    return message
+
+
+def flow_seq(rid: str) -> int | None:
+    """The probe number of a confirmation's request_id, or None when it is no probe's."""
+    head, tag, tail = rid.rpartition(FLOW_TAG)
+    if not tag or not head or not tail.isdigit() or len(tail) > 18:
+        return None
+    return int(tail)

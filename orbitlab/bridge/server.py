@@ -41,6 +41,7 @@ import zmq
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.config import BridgeCfg, BridgeStats, frame_limits
+from orbitlab.bridge.flow import FlowWindow
 from orbitlab.bridge.heartbeat import HeartbeatMonitor, HeartbeatThreadError
 from orbitlab.bridge.ownership import Claims
 from orbitlab.bridge.pacing import Pacer, PacerCfg
@@ -55,6 +56,8 @@ HOUSEKEEPING_S = 0.02
 """Wall seconds between two housekeeping frames (clock reset, topic requests) at least."""
 HOUSEKEEPING_IDLE_S = 0.25
 """Without telemetry for this long (wall s), housekeeping frames go out on their own."""
+ROS_CLOCK_RETRY_S = 0.25
+"""'ros' mode: the clock reset is re-sent this often until acknowledged, wall s."""
 HEARTBEAT_MAX_BYTES = 4096
 """Largest heartbeat frame read, bytes (a ping is ~40): larger ones are reported, and over
 64 KiB ZeroMQ closes the sender's connection."""
@@ -100,6 +103,9 @@ class BridgeServer:
         self._lockstep_keys = self._resolve_lockstep(c.lockstep_topics)
         self._relay_keys = self._resolve_relay(c.relay_topics)
         self.stats = BridgeStats()
+        self._ros = c.mode == "ros"
+        self.flow = FlowWindow(c.flow) if self._ros else None
+        """'ros' mode: frames sent to the node and known consumed (`flow`)."""
         self.pacer = Pacer(PacerCfg(accel=c.accel, max_lag_s=c.max_lag_s))
         self.context = zmq.Context()
         self.curve: CurveServer | None = None
@@ -116,6 +122,10 @@ class BridgeServer:
             batch_io_threads()
         protocol.warn_if_slow_codec()
         self._linked = False
+        self._subscribed = False
+        """'ros' mode: the node's telemetry SUB is connected and subscribed (XPUB)."""
+        self._lockstep_free = False
+        """Lockstep: step once without waiting ('ros' mode, after the link comes up)."""
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
         self._last_frames: list[bytes] = []
         self._telemetry = protocol.TelemetryFrames()
@@ -145,7 +155,9 @@ class BridgeServer:
     def _open_sockets(self) -> None:
         c, hub = self.cfg, self.cfg.mode == "hub"
         setup = self.curve.setup if self.curve is not None else None
-        self.pub = self.context.socket(zmq.PUB)
+        # 'ros' mode: an XPUB, whose subscription messages tell when the node's SUB is
+        # connected (frames sent before that are lost: the handshake would need a retry)
+        self.pub = self.context.socket(zmq.PUB if hub else zmq.XPUB)
         self.pub.setsockopt(zmq.LINGER, 0)
         self.pub.setsockopt(zmq.SNDHWM, c.send_hwm)
         self.sub = self.context.socket(zmq.SUB)
@@ -232,8 +244,11 @@ class BridgeServer:
             self.service(min(max_wait_s, 0.05))
             self.stats.paused_s += time.monotonic() - t0
             return False
-        if self.cfg.lockstep and not self._lockstep_ready(max_wait_s):
+        if self.flow is not None and self._linked and not self._flow_ready(max_wait_s):
             return False
+        if self.cfg.lockstep and not self._lockstep_free and not self._lockstep_ready(max_wait_s):
+            return False
+        self._lockstep_free = False
         for slot in self._fresh:
             self.sim.apply(slot.spec.namespace, slot.spec.topic, slot.value)
             slot.fresh = False
@@ -242,6 +257,13 @@ class BridgeServer:
         self.stats.ticks += 1
         self._publish_state()
         return True
+
+    @property
+    def clock_factor(self) -> float:
+        """The clock frames' accelFactor: the pacing factor when paced, 0 as fast as possible
+        or in lockstep (the node's `/clock` then moves only with the simulation's frames and
+        holds while the simulation waits for commands)."""
+        return 0.0 if self.cfg.lockstep or not self.pacer.paced else self.cfg.accel
 
     # ------------------------------------------------------------------- link
     def linked(self) -> bool:
@@ -252,11 +274,16 @@ class BridgeServer:
         """Handle link transitions; False when the simulation must pause. Raises
         HeartbeatThreadError when the heartbeat thread has died."""
         self.heartbeat.check()
-        up = self.heartbeat.alive()
+        up = self.heartbeat.alive() and (self._subscribed or not self._ros)
         if up and not self._linked:
             log.info("bridge: link up (%s)", ", ".join(sorted(self.heartbeat.clients())) or "?")
             self.table.request_all()
-            if not self._clock["acked"]:  # a clock reset sent to nobody: again, first
+            if self._ros:  # maybe a new node: the clock reset first, nothing in flight
+                self._clock.update(sent=0, last=-float("inf"), acked=False)
+                self.flow.reset()
+                # controllers on /clock timers answer a clock that moves: one step first
+                self._lockstep_free = True
+            elif not self._clock["acked"]:  # a clock reset sent to nobody: again, first
                 self._clock.update(sent=0, last=-float("inf"))
             # not at the end of the state sent now, which this tick's own follows at once
             self._next_housekeeping = time.monotonic() + HOUSEKEEPING_S
@@ -287,7 +314,7 @@ class BridgeServer:
             if (ns, topic) not in self.table.inputs:
                 raise ValueError(
                     f"lockstep topic '{name}' is not an input topic (known: "
-                    f"{', '.join(s.spec.path for s in self.table.inputs.values())})"
+                    f"{', '.join(_wire_path(s.spec, self.cfg.mode) for s in self.table.inputs.values())})"
                 )
             keys.append((ns, topic))
         return keys
@@ -331,7 +358,7 @@ class BridgeServer:
                 self.stats.lockstep_wait_s += now - t0
                 self._lockstep_sent_at = last_send
                 return False
-            if now - last_send >= self.cfg.lockstep_republish_s:
+            if not self._ros and now - last_send >= self.cfg.lockstep_republish_s:
                 last_send = self._lockstep_sent_at = now
                 self._republish()
             if now < spin_until:
@@ -340,11 +367,64 @@ class BridgeServer:
             else:
                 self.service(min(0.01, max(0.0, max_wait_s - (now - t0))))
 
+    # ------------------------------------------------------------ flow control
+    def _flow_ready(self, max_wait_s: float) -> bool:
+        """'ros' mode: wait (at most `max_wait_s`) until the node has acknowledged the clock
+        reset and holds at most `flow.window` unconsumed frames; False when it has not."""
+        flow, t0 = self.flow, time.monotonic()
+        while not self._clock["acked"] or flow.full():
+            now = time.monotonic()
+            retry_s, retries = self._clock_retry()
+            if not self._clock["acked"] and self._clock["sent"] >= retries:
+                if now - self._clock["last"] >= retry_s:
+                    self._no_flow_control("the node never acknowledged the clock reset")
+                    return True
+            elif (
+                flow.full()
+                and now - flow.last_probe_wall >= flow.cfg.reprobe_s
+                and not self._send_probe()
+                and self._requests_exhausted()
+            ):
+                self._no_flow_control("the node confirmed no input topic to probe")
+                return True
+            if now - t0 >= max_wait_s:
+                self.stats.flow_wait_s += now - t0
+                return False
+            self.service(min(0.005, max(0.0, max_wait_s - (now - t0))))
+        self.stats.flow_wait_s += time.monotonic() - t0
+        return True
+
+    def _send_probe(self) -> bool:
+        """A flow probe on a confirmed input topic (`protocol.flow_probe`); False when the
+        node has confirmed none yet."""
+        for h in self.table.handshakes.values():
+            s = h.spec
+            if s.direction == "in" and h.confirmed and h.success:
+                seq = self.flow.next_probe()
+                send_frame(
+                    self.pub,
+                    protocol.encode(protocol.flow_probe(s.namespace, s.msg_type, s.topic, seq)),
+                )
+                return True
+        return False
+
+    def _requests_exhausted(self) -> bool:
+        return all(
+            h.confirmed or h.sent >= self.cfg.topic_retries for h in self.table.handshakes.values()
+        )
+
+    def _no_flow_control(self, why: str) -> None:
+        log.warning("bridge: %s: running without flow control (it may buffer without bound)", why)
+        self.flow = None
+        self._clock["acked"] = True
+
     # ---------------------------------------------------------------- inbound
     def service(self, timeout_s: float = 0.0) -> int:
         """Wait up to `timeout_s` for commands, then handle at most `max_drain` frames, for
         at most `max_drain_s` (a flood of costly frames cannot stall the clock)."""
         handled = 0
+        if self._ros:
+            self._read_subscriptions()
         if timeout_s <= 0.0 or self.poller.poll(timeout_s * 1e3):
             c = self.cfg
             until = time.monotonic() + c.max_drain_s
@@ -355,6 +435,17 @@ class BridgeServer:
         if time.monotonic() - self._published_at >= HOUSEKEEPING_IDLE_S:
             self._housekeeping()  # no telemetry for a while (paused, slow ticks)
         return handled
+
+    def _read_subscriptions(self) -> None:
+        """'ros' mode: note the node's telemetry subscription coming and going (XPUB
+        messages: 1 + prefix on subscribe, 0 + prefix on the last unsubscribe)."""
+        for _ in range(64):
+            try:
+                message = self.pub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if message[:1] in (b"\x00", b"\x01"):
+                self._subscribed = message[:1] == b"\x01"
 
     def _shed(self) -> int:
         """Overloaded (a drain used all of `max_drain_s`): drop waiting frames over
@@ -394,7 +485,10 @@ class BridgeServer:
             if "topic_confirmation" in message:
                 self._confirm(message)
             elif "clock_reset_ack" in message:
+                first = not self._clock["acked"]
                 self._clock["acked"] = True
+                if first and self._ros and self._linked:
+                    self._publish_state()  # the state at the reset time: the node has none
             elif message.get("msg") == "ping":
                 self.heartbeat.touch(str(message.get("client", "")))
             elif self._relay_keys and self._relayed(message):
@@ -509,6 +603,11 @@ class BridgeServer:
 
     def _confirm(self, message: dict) -> None:
         rid = message.get("request_id")
+        if self.flow is not None and isinstance(rid, str):
+            seq = protocol.flow_seq(rid)
+            if seq is not None:
+                self.flow.answered(seq)
+                return
         handshake = self.table.handshakes.get(rid) if isinstance(rid, str) else None
         if handshake is None:
             raise protocol.ProtocolError(
@@ -522,7 +621,8 @@ class BridgeServer:
         client = message.get("client") or ""
         if spec.direction == "in" and handshake.success and self.claims is not None:
             self.claims.admit(spec.namespace, client, spec.path)
-        if spec.direction == "in" and handshake.success and self.cfg.lockstep:
+        if spec.direction == "in" and handshake.success and self.cfg.lockstep and not self._ros:
+            # (the public node confirms every input topic: lockstep would wait for all)
             slot = self.table.inputs[spec.key]
             if slot.owner is None:
                 slot.owner = client
@@ -554,6 +654,8 @@ class BridgeServer:
             self._senders.add(client)
         if not send_frame(self.pub, frame):
             return
+        if self.flow is not None:
+            self.flow.count(1)
         self.stats.relayed += 1
         key = (message["namespace"], protocol.short_topic(message["topic_name"]))
         self._relay_frames[key] = bytes(frame)  # the latest per relay topic: bounded
@@ -563,18 +665,22 @@ class BridgeServer:
         frame = protocol.encode(message)
         if not send_frame(self.pub, frame):  # a PUB never blocks, but be safe
             return None
+        if self.flow is not None:
+            self.flow.count(1)
         self.stats.published += 1
         return frame
 
     def _publish_state(self, initial: bool = False) -> None:
         """The clock and every due telemetry topic of the current state, then housekeeping
         (after the telemetry: see `_housekeeping`)."""
-        if not (self._linked or initial and self.heartbeat.alive()):
+        if not (self._linked or initial and self.heartbeat.alive()) or (
+            self._ros and not self._clock["acked"]  # the clock reset before any clock frame
+        ):
             self._housekeeping()
             return
         t = self.sim.time_s
         c = self.cfg
-        frames = [self._send({"sim_time": t, "accelFactor": c.accel})]
+        frames = [self._send(protocol.clock(t, self.clock_factor))]
         now = time.monotonic() if c.rate_in_wall_clock else t
         due = self.table.due_outputs(now)
         telemetry = self._telemetry
@@ -586,6 +692,10 @@ class BridgeServer:
             built.append(telemetry.frame(spec.namespace, spec.msg_type, spec.topic, payload))
         sent = send_frames(self.pub, built)  # back to back (see `wire`)
         self.stats.published += sent
+        if self.flow is not None:
+            self.flow.count(sent)
+            if self.flow.probe_due():
+                self._send_probe()
         self._last_frames = [f for f in frames if f is not None] + built[:sent]
         self._relay_frames.clear()
         self._published_at = time.monotonic()
@@ -615,17 +725,18 @@ class BridgeServer:
             return
         self._next_housekeeping = now + HOUSEKEEPING_S
         self._heartbeat_reports()
+        if self._ros and not self._linked:  # the node's SUB may not be there: lost frames
+            return
         c = self.cfg
         clock = self._clock
-        if (
-            not clock["acked"]
-            and clock["sent"] < c.topic_retries
-            and now - clock["last"] >= c.topic_retry_s
-        ):
+        retry_s, retries = self._clock_retry()
+        if not clock["acked"] and clock["sent"] < retries and now - clock["last"] >= retry_s:
             clock["sent"] += 1
             clock["last"] = now
-            self._send({"clock_reset": True, "sim_time": 0.0, "accelFactor": c.accel})
+            self._send(protocol.clock_reset(self.sim.time_s, self.clock_factor))
             return
+        if self._ros and not clock["acked"]:
+            return  # the requests once the ack proved that both directions work
         for h in self.table.handshakes.values():
             if h.confirmed or h.sent >= c.topic_retries or now - h.last_sent < c.topic_retry_s:
                 continue
@@ -634,7 +745,19 @@ class BridgeServer:
             self.stats.requests_sent += 1
             s = h.spec
             self._send(protocol.topic_request(s.namespace, s.msg_type, s.topic, s.direction))
-            return
+            if not self._ros:  # hub: one per pass (see above); the node reads every frame
+                return
+
+    def _clock_retry(self) -> tuple[float, int]:
+        """(s between clock resets, how many at most). 'ros' mode: every ROS_CLOCK_RETRY_S
+        over the topic requests' whole retry span: the node's command PUB may connect after
+        its heartbeat (ZeroMQ reconnects every 0.1 s), losing the first answer, and nothing
+        else goes out before the acknowledgement."""
+        c = self.cfg
+        if not self._ros:
+            return c.topic_retry_s, c.topic_retries
+        span = c.topic_retry_s * c.topic_retries
+        return ROS_CLOCK_RETRY_S, max(1, round(span / ROS_CLOCK_RETRY_S))
 
     def _heartbeat_reports(self) -> None:
         """Report what the heartbeat thread rejected (it cannot use the telemetry socket);
@@ -657,6 +780,9 @@ class BridgeServer:
             return False
         d["count"] += 1
         (log.warning if level == "warn" else log.error)("bridge %s: %s", code, message)
+        if self._ros:  # the node knows no diagnostics type: the log line only
+            d["suppressed"] = 0
+            return True
         t = self.sim.time_s
         self._send(
             protocol.telemetry(
@@ -694,6 +820,12 @@ class BridgeServer:
 
     def topic_specs(self) -> list[TopicSpec]:
         return [*self.table.outputs.values(), *(s.spec for s in self.table.inputs.values())]
+
+
+def _wire_path(spec: TopicSpec, mode: str) -> str:
+    """A topic's full name as the other side knows it (/<ns>/bsk/... to the ROS 2 node)."""
+    prefix = protocol.ROS_PREFIX if mode == "ros" else protocol.OWN_PREFIX
+    return protocol.topic_path(spec.namespace, spec.topic, spec.direction, prefix)
 
 
 def _bind(socket: zmq.Socket, host: str, port: int) -> str:

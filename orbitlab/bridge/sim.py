@@ -8,81 +8,61 @@ Both adapters offer the same small interface to the server:
 * `payloads(keys)`: the current payload of each due output topic;
 * `reset()`: back to the initial state.
 
-Telemetry per spacecraft (namespace = entity name):
-* `sc_states` (SCStatesMsgPayload, Basilisk fields): r_BN_N (m) and v_BN_N (m/s) of the body
-  origin in inertial (ECI) axes, sigma_BN (MRP, body relative to inertial), omega_BN_B (rad/s);
-* `hill_states` (HillStatesMsgPayload): r_BH_H (m) and v_BH_H (m/s, rate in the rotating
-  frame) relative to the chief in Hill axes (x radial, y along-track, z orbit normal),
-  sigma_BH (MRP) and q_BH (w, x, y, z; rotates body vectors into Hill axes) of the body
-  relative to the Hill frame, omega_BH_B (rad/s, body axes);
-* one topic per sensor (OrbitlabSensorMsgPayload: `values`, `names`), at the sensor's rate;
-* `<group>_output` per actuator group (OrbitlabActuatorMsgPayload: `command`, `output`).
-The environment (`env/environment`): sim_time (s), t_j2000 (s), eclipse (1 lit, 0 shadow),
-sun_eci (unit), mag_field_eci (T), atm_density (kg/m^3), chief r_N (m), v_N (m/s).
+Telemetry per spacecraft (namespace = entity name, or `SceneAdapterCfg.namespaces`'s):
+* Basilisk's `sc_states`, `hill_trans_state` and `hill_rot_state`, every field filled
+  (`basilisk`); the only telemetry in 'ros' mode (`SceneAdapterCfg.basilisk_only`);
+* hub mode also: `hill_states` (HillStatesMsgPayload): r_BH_H (m) and v_BH_H (m/s, rate in
+  the rotating frame) relative to the chief in Hill axes, sigma_BH (MRP) and q_BH (w, x, y,
+  z; rotates body vectors into Hill axes) of the body relative to the Hill frame,
+  omega_BH_B (rad/s, body axes); one topic per sensor (OrbitlabSensorMsgPayload: `values`,
+  `names`), at the sensor's rate; `<group>_output` per actuator group
+  (OrbitlabActuatorMsgPayload: `command`, `output`); and the environment
+  (`env/environment`): elapsed_s (s), t_j2000 (s), eclipse (1 lit, 0 shadow), sun_eci (unit),
+  mag_field_eci (T), atm_density (kg/m^3), chief r_N (m), v_N (m/s). (No payload field is
+  named `sim_time`: the public node takes any frame with one for a clock frame.)
+Commands per spacecraft: `cmd_force`, `cmd_torque` (body wrench: allocated to its thrusters),
+`thr_array_cmd_force` (per-thruster forces, N, in the group's order), `cmd_wheel_torque`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from orbitlab.bridge import protocol
+from orbitlab.bridge.basilisk import (
+    MSG_TYPES,
+    RateDifference,
+    ThrustAccount,
+    matrix_to_quat,
+    mrp,
+    quat_to_matrix,
+    spacecraft_payloads,
+)
 from orbitlab.bridge.topics import TopicSpec
 
 Key = tuple[str, str]
 
 
-# ------------------------------------------------------------------ rotations (numpy)
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (w, x, y, z)."""
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack(
-        [
-            1 - 2 * (y * y + z * z),
-            2 * (x * y - w * z),
-            2 * (x * z + w * y),
-            2 * (x * y + w * z),
-            1 - 2 * (x * x + z * z),
-            2 * (y * z - w * x),
-            2 * (x * z - w * y),
-            2 * (y * z + w * x),
-            1 - 2 * (x * x + y * y),
-        ],
-        -1,
-    ).reshape(*q.shape[:-1], 3, 3)
-
-
-def matrix_to_quat(m: np.ndarray) -> np.ndarray:
-    """Unit quaternions (..., 4) (w, x, y, z), w >= 0, of rotation matrices (..., 3, 3)."""
-    m = np.asarray(m, dtype=float)
-    w = np.sqrt(np.maximum(0.0, 1 + m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2])) / 2
-    x = np.sqrt(np.maximum(0.0, 1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2])) / 2
-    y = np.sqrt(np.maximum(0.0, 1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2])) / 2
-    z = np.sqrt(np.maximum(0.0, 1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2])) / 2
-    x = np.copysign(x, m[..., 2, 1] - m[..., 1, 2])
-    y = np.copysign(y, m[..., 0, 2] - m[..., 2, 0])
-    z = np.copysign(z, m[..., 1, 0] - m[..., 0, 1])
-    q = np.stack([w, x, y, z], -1)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def mrp(q: np.ndarray) -> np.ndarray:
-    """Modified Rodrigues parameters (..., 3) of quaternions (w, x, y, z), |sigma| <= 1."""
-    q = np.where(q[..., :1] < 0.0, -q, q)
-    return q[..., 1:] / (1.0 + q[..., :1])
-
-
 # ----------------------------------------------------------------------- the scene
+__all__ = ["SceneAdapter", "SceneAdapterCfg", "StandInCfg", "StandInSim", "matrix_to_quat"]
+
+
 @dataclass(kw_only=True)
 class SceneAdapterCfg:
     world: int = 0
     """Which world of the scene is bridged."""
     sensors: bool = True
-    """Publish sensor readings."""
+    """Publish sensor readings (hub mode)."""
     actuator_outputs: bool = True
-    """Publish each actuator group's command and output."""
+    """Publish each actuator group's command and output (hub mode)."""
+    basilisk_only: bool = False
+    """Publish only Basilisk's topics and bsk_msgs types ('ros' mode: the public node drops
+    anything else): sc_states, hill_trans_state, hill_rot_state."""
+    namespaces: dict[str, str] = field(default_factory=dict)
+    """Entity name -> namespace on the wire (e.g. {'leader': 'leaderSc'}); others keep
+    their entity name."""
 
 
 class SceneAdapter:
@@ -110,78 +90,100 @@ class SceneAdapter:
                 self.thrusters[entity] = group
             if isinstance(group, ReactionWheelGroup) and entity not in self.wheels:
                 self.wheels[entity] = group
+        self.ns = _namespaces(self.cfg.namespaces, list(scene.entities))
+        """Entity -> namespace on the wire."""
+        self.entity = {ns: name for name, ns in self.ns.items()}
+        """Namespace on the wire -> entity."""
         self._wrench = {name: np.zeros(6) for name in self.thrusters}
         self._dirty: set[str] = set()
         self._cache_time = -1.0
         self._states: dict[str, dict[str, dict]] = {}
+        m = scene.mj_model
+        self._com_b = {
+            n: np.array(m.body_ipos[h.root_body], dtype=float) for n, h in self.free.items()
+        }
+        self._accounts = {n: ThrustAccount(h.mass_kg) for n, h in self.free.items()}
+        self._omega_dot = {n: RateDifference() for n in self.free}
+        self._hill_rate_dot = RateDifference()
+        self._thrust_dir = {
+            n: g.direction.cpu().numpy() for n, g in self.thrusters.items() if n in self.free
+        }
 
     # ----------------------------------------------------------------- topics
     def topics(self) -> list[TopicSpec]:
         specs = []
         for name in self.free:
-            specs.append(
-                TopicSpec(
-                    namespace=name,
-                    topic="sc_states",
-                    msg_type="SCStatesMsgPayload",
-                    direction="out",
+            ns = self.ns[name]
+            for topic, msg_type in MSG_TYPES.items():
+                specs.append(
+                    TopicSpec(namespace=ns, topic=topic, msg_type=msg_type, direction="out")
                 )
-            )
-            specs.append(
-                TopicSpec(
-                    namespace=name,
-                    topic="hill_states",
-                    msg_type="HillStatesMsgPayload",
-                    direction="out",
+            if not self.cfg.basilisk_only:
+                specs.append(
+                    TopicSpec(
+                        namespace=ns,
+                        topic="hill_states",
+                        msg_type="HillStatesMsgPayload",
+                        direction="out",
+                    )
                 )
-            )
-        if self.cfg.sensors:
+        if self.cfg.sensors and not self.cfg.basilisk_only:
             for key, sensor in self.scene.sensors.items():
                 entity, sname = key.split("/", 1)
                 period = sensor.period_steps * self.physics_dt
                 rate = 1.0 / period if sensor.period_steps > 1 else 0.0
                 specs.append(
                     TopicSpec(
-                        namespace=entity,
+                        namespace=self.ns[entity],
                         topic=sname,
                         direction="out",
                         msg_type="OrbitlabSensorMsgPayload",
                         max_rate_hz=rate,
                     )
                 )
-        if self.cfg.actuator_outputs:
+        if self.cfg.actuator_outputs and not self.cfg.basilisk_only:
             for key in self.scene.actuators:
                 entity, gname = key.split("/", 1)
                 specs.append(
                     TopicSpec(
-                        namespace=entity,
+                        namespace=self.ns[entity],
                         topic=f"{gname}_output",
                         direction="out",
                         msg_type="OrbitlabActuatorMsgPayload",
                     )
                 )
-        specs.append(
-            TopicSpec(
-                namespace=protocol.ENV_NS,
-                topic=protocol.ENV_TOPIC,
-                direction="out",
-                msg_type="OrbitlabEnvironmentMsgPayload",
+        if not self.cfg.basilisk_only:
+            specs.append(
+                TopicSpec(
+                    namespace=protocol.ENV_NS,
+                    topic=protocol.ENV_TOPIC,
+                    direction="out",
+                    msg_type="OrbitlabEnvironmentMsgPayload",
+                )
             )
-        )
-        for name in self.thrusters:
+        for name, group in self.thrusters.items():
             for topic in ("cmd_force", "cmd_torque"):
                 specs.append(
                     TopicSpec(
-                        namespace=name,
+                        namespace=self.ns[name],
                         topic=topic,
                         direction="in",
                         msg_type=protocol.COMMAND_TOPICS[topic].msg_type,
                     )
                 )
+            specs.append(
+                TopicSpec(
+                    namespace=self.ns[name],
+                    topic="thr_array_cmd_force",
+                    direction="in",
+                    msg_type=protocol.THRUST_ARRAY.msg_type,
+                    length=group.num,
+                )
+            )
         for name, group in self.wheels.items():
             specs.append(
                 TopicSpec(
-                    namespace=name,
+                    namespace=self.ns[name],
                     topic="cmd_wheel_torque",
                     direction="in",
                     msg_type=protocol.WHEEL_TORQUE.msg_type,
@@ -193,18 +195,22 @@ class SceneAdapter:
     # --------------------------------------------------------------- commands
     def apply(self, namespace: str, topic: str, values: list[float]) -> None:
         """Hold a command: body force (N) / torque (N m) -> the entity's thruster group by
-        allocation and PWM; wheel torques (N m) -> its wheel group."""
+        allocation and PWM; per-thruster forces (N) -> its thruster group's command (PWM as
+        configured); wheel torques (N m) -> its wheel group."""
         torch = self._torch
-        if topic == "cmd_wheel_torque":
-            group = self.wheels[namespace]
+        entity = self.entity[namespace]
+        if topic in ("cmd_wheel_torque", "thr_array_cmd_force"):
+            group = (self.wheels if topic == "cmd_wheel_torque" else self.thrusters)[entity]
             group.set_command(torch.tensor([values], dtype=torch.float64), self._worlds)
+            if topic == "thr_array_cmd_force":
+                self._dirty.discard(entity)  # the latest command wins over a held wrench
             return
-        wrench = self._wrench[namespace]
+        wrench = self._wrench[entity]
         if topic == "cmd_force":
             wrench[:3] = values
         else:
             wrench[3:] = values
-        self._dirty.add(namespace)  # allocated once before the next step (force + torque)
+        self._dirty.add(entity)  # allocated once before the next step (force + torque)
 
     # ------------------------------------------------------------- simulation
     def step(self, nstep: int = 1) -> None:
@@ -214,8 +220,23 @@ class SceneAdapter:
                 torch.tensor(self._wrench[name][None], dtype=torch.float64), self._worlds
             )
         self._dirty.clear()
-        self.scene.step(nstep)
-        self._steps += nstep
+        for _ in range(nstep):  # step by step: the thrust Delta-V of every PWM step
+            self.scene.step(1)
+            self._steps += 1
+            self._account()
+
+    def _account(self) -> None:
+        """Add the last physics step's thrust to each spacecraft's `ThrustAccount`."""
+        w = self.cfg.world
+        qpos = self.scene.view.array("qpos")[w].double().cpu().numpy()
+        for name, h in self.free.items():
+            group = self.thrusters.get(name)
+            if group is None:
+                force_b = np.zeros(3)
+            else:
+                force_b = group.output[w].double().cpu().numpy() @ self._thrust_dir[name]
+            quat = qpos[h.qpos_adr + 3 : h.qpos_adr + 7]
+            self._accounts[name].add(force_b, quat, self.physics_dt)
 
     @property
     def time_s(self) -> float:
@@ -228,40 +249,51 @@ class SceneAdapter:
         for w in self._wrench.values():
             w[:] = 0.0
         self._dirty.clear()
+        for account in self._accounts.values():
+            account.reset()
+        self._omega_dot = {n: RateDifference() for n in self.free}
+        self._hill_rate_dot = RateDifference()
 
     # -------------------------------------------------------------- telemetry
     def _entity_states(self) -> dict[str, dict[str, dict]]:
         if self._cache_time == self.time_s:
             return self._states
-        view, w = self.scene.view, self.cfg.world
+        view, w, t = self.scene.view, self.cfg.world, self.time_s
         qpos = view.array("qpos")[w].double().cpu().numpy()
         qvel = view.array("qvel")[w].double().cpu().numpy()
-        R = view.array("R")[w].cpu().numpy() * 1e3
-        V = view.array("V")[w].cpu().numpy() * 1e3
-        C, omega_h = (x[w].cpu().numpy() for x in view.hill())
+        R = view.array("R")[w].double().cpu().numpy() * 1e3
+        V = view.array("V")[w].double().cpu().numpy() * 1e3
+        C, omega_h = (np.asarray(x[w].cpu().numpy(), dtype=float) for x in view.hill())
+        hill_rate_dot = self._hill_rate_dot(t, omega_h)
         states = {}
         for name, h in self.free.items():
             pos, quat = qpos[h.qpos_adr : h.qpos_adr + 3], qpos[h.qpos_adr + 3 : h.qpos_adr + 7]
             vel, rate = qvel[h.dof_adr : h.dof_adr + 3], qvel[h.dof_adr + 3 : h.dof_adr + 6]
-            Rbn = quat_to_matrix(quat)
-            Rbh = C @ Rbn
-            q_bh = matrix_to_quat(Rbh)
-            states[name] = {
-                "sc_states": {
-                    "r_BN_N": (R + pos).tolist(),
-                    "v_BN_N": (V + vel).tolist(),
-                    "sigma_BN": mrp(quat / np.linalg.norm(quat)).tolist(),
-                    "omega_BN_B": rate.tolist(),
-                },
-                "hill_states": {
+            states[name] = spacecraft_payloads(
+                chief_r_m=R,
+                chief_v_m_s=V,
+                hill_from_eci=C,
+                hill_rate_n=omega_h,
+                pos_m=pos,
+                vel_m_s=vel,
+                quat=quat,
+                rate_b=rate,
+                com_b_m=self._com_b[name],
+                account=self._accounts[name],
+                omega_dot_b=self._omega_dot[name](t, rate),
+                hill_rate_dot_n=hill_rate_dot,
+            )
+            if not self.cfg.basilisk_only:
+                Rbn = quat_to_matrix(quat)
+                q_bh = matrix_to_quat(C @ Rbn)
+                states[name]["hill_states"] = {
                     "r_BH_H": (C @ pos).tolist(),
                     "v_BH_H": (C @ (vel - np.cross(omega_h, pos))).tolist(),
                     "sigma_BH": mrp(q_bh).tolist(),
                     "q_BH": q_bh.tolist(),
                     "omega_BH_B": (rate - Rbn.T @ omega_h).tolist(),
-                },
-            }
-        self._states, self._cache_time = states, self.time_s
+                }
+        self._states, self._cache_time = states, t
         return states
 
     def _environment(self) -> dict:
@@ -271,7 +303,7 @@ class SceneAdapter:
             return view.array(name)[w].cpu().numpy().tolist()
 
         return {
-            "sim_time": self.time_s,
+            "elapsed_s": self.time_s,
             "t_j2000": get("t"),
             "eclipse": get("eclipse"),
             "sun_eci": get("sun_eci"),
@@ -284,21 +316,39 @@ class SceneAdapter:
     def payloads(self, keys: list[Key]) -> dict[Key, dict]:
         out, w = {}, self.cfg.world
         for ns, topic in keys:
-            if topic in ("sc_states", "hill_states") and ns in self.free:
-                out[(ns, topic)] = self._entity_states()[ns][topic]
+            entity = self.entity.get(ns, ns)
+            if entity in self.free and (topic in MSG_TYPES or topic == "hill_states"):
+                out[(ns, topic)] = self._entity_states()[entity][topic]
             elif ns == protocol.ENV_NS and topic == protocol.ENV_TOPIC:
                 out[(ns, topic)] = self._environment()
-            elif topic.endswith("_output") and f"{ns}/{topic[:-7]}" in self.scene.actuators:
-                group = self.scene.actuators[f"{ns}/{topic[:-7]}"]
+            elif topic.endswith("_output") and f"{entity}/{topic[:-7]}" in self.scene.actuators:
+                group = self.scene.actuators[f"{entity}/{topic[:-7]}"]
                 out[(ns, topic)] = {
                     "command": group.command[w].tolist(),
                     "output": group.output[w].tolist(),
                 }
             else:
-                sensor = self.scene.sensors[f"{ns}/{topic}"]
+                sensor = self.scene.sensors[f"{entity}/{topic}"]
                 names = list(getattr(sensor, "names", ()) or ())
                 out[(ns, topic)] = {"values": sensor.value[w].tolist(), "names": names}
         return out
+
+
+def _namespaces(mapping: dict[str, str], entities: list[str]) -> dict[str, str]:
+    """Entity -> wire namespace: `mapping` checked (known entities, distinct plain names)."""
+    for entity, ns in mapping.items():
+        if entity not in entities:
+            raise ValueError(
+                f"namespaces: unknown entity '{entity}' (known: {', '.join(entities)})"
+            )
+        if not isinstance(ns, str) or not ns or "/" in ns or ns.strip() != ns:
+            raise ValueError(
+                f"namespaces: '{entity}' -> {ns!r} must be a non-empty name without '/' or spaces"
+            )
+    names = {e: mapping.get(e, e) for e in entities}
+    if len(set(names.values())) != len(names) or protocol.ENV_NS in set(mapping.values()):
+        raise ValueError(f"namespaces must be distinct (and not 'env'), got {names}")
+    return names
 
 
 # ------------------------------------------------------------------- the stand-in

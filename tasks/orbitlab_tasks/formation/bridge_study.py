@@ -130,17 +130,19 @@ def _recording_adapter_class():
                 self.record(held)
 
         def record(self, wrench: np.ndarray) -> None:
+            from orbitlab_tasks.formation.ros_state import mrp_to_quat
+
             states = self._entity_states()
-            hill = [states[f]["hill_states"] for f in FLYERS]
-            pos = np.array([h["r_BH_H"] for h in hill])
-            quat = np.array([h["q_BH"] for h in hill])
+            trans = [states[f]["hill_trans_state"] for f in FLYERS]
+            pos = np.array([h["r_DC_H"] for h in trans])
+            quat = np.array([mrp_to_quat(states[f]["hill_rot_state"]["sigma_BR"]) for f in FLYERS])
             offsets = np.array([geo.SLOT_OFFSETS_M[f] for f in geo.FOLLOWERS])
             error = np.linalg.norm(pos[1:] - pos[0] - offsets, axis=-1)
             dots = np.abs(quat[1:] @ quat[0]).clip(max=1.0)
             log = self.log
             log["t"].append(self.time_s)
             log["pos"].append(pos)
-            log["vel"].append(np.array([h["v_BH_H"] for h in hill]))
+            log["vel"].append(np.array([h["v_DC_H"] for h in trans]))
             log["quat"].append(quat)
             log["rate"].append(np.array([states[f]["sc_states"]["omega_BN_B"] for f in FLYERS]))
             log["wrench"].append(wrench)
@@ -242,7 +244,11 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
         loop_s = time.monotonic() - (first or start)
         server.tick(max_wait_s=cfg.linger_s)  # re-send the final state while controllers exit
         stats = asdict(server.stats)
-        inputs = {s.spec.path: s.received for s in server.table.inputs.values()}
+        inputs = {  # the wrench topics the controllers use (not thr_array_cmd_force)
+            s.spec.path: s.received
+            for s in server.table.inputs.values()
+            if s.spec.topic in ("cmd_force", "cmd_torque")
+        }
     finally:
         server.close()
     log = {k: np.asarray(v) for k, v in adapter.log.items()}
