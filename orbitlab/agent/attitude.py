@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from orbitlab.agent.laws import quaternion_pd_torque, scale_to_norm
 from orbitlab.agent.node import Node, NodeCfg
 from orbitlab.sensors.rotations import quat_multiply
 
@@ -186,11 +187,16 @@ class QuaternionPDNode(Node):
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         rate = inputs["rate"]
         error = attitude_error(inputs["attitude"], inputs["target_attitude"])
-        rate_error = rate - inputs["target_rate"] if "target_rate" in inputs else rate
-        torque = -self.kp * error[:, 1:] - self.kd * rate_error
-        if self.inertia is not None:
-            torque = torque + torch.cross(rate, rate @ self.inertia.T, dim=-1)
-        return {"torque": scale_to_norm(torque, self.cfg.max_torque_nm)}
+        torque = quaternion_pd_torque(
+            error[:, 1:],
+            rate,
+            self.kp,
+            self.kd,
+            rate_error=rate - inputs["target_rate"] if "target_rate" in inputs else None,
+            inertia=self.inertia,
+            max_torque_nm=self.cfg.max_torque_nm,
+        )
+        return {"torque": torque}
 
 
 @dataclass(kw_only=True)
@@ -223,11 +229,3 @@ class RateDampingNode(Node):
 
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {"torque": scale_to_norm(-self.kd * inputs["rate"], self.cfg.max_torque_nm)}
-
-
-def scale_to_norm(vectors: torch.Tensor, limit: float) -> torch.Tensor:
-    """Scale each row down so its Euclidean norm is at most `limit`, keeping its direction."""
-    if math.isinf(limit):
-        return vectors
-    norm = vectors.norm(dim=-1, keepdim=True)
-    return vectors * torch.clamp(limit / norm.clamp_min(1e-300), max=1.0)

@@ -19,10 +19,9 @@ from dataclasses import dataclass
 import torch
 
 from orbitlab.agent.attitude import vector_param
+from orbitlab.agent.laws import lqr_force
 from orbitlab.agent.node import Node, NodeCfg
-
-MU_EARTH_KM3_S2 = 398600.4418
-"""Earth's gravitational parameter, km^3/s^2."""
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2
 
 
 def mean_motion(semi_major_axis_km: float, mu_km3_s2: float = MU_EARTH_KM3_S2) -> float:
@@ -208,6 +207,4 @@ class CwLqrNode(Node):
 
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         state = torch.cat([inputs["rel_pos"], inputs["rel_vel"]], dim=-1)
-        force = -state @ self.K.T
-        force = torch.maximum(torch.minimum(force, self.max_force), -self.max_force)
-        return {"force_hill": force}
+        return {"force_hill": lqr_force(self.K, state, self.max_force)}

@@ -10,6 +10,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+MU_EARTH_KM3_S2 = 398600.4418
+"""Earth's gravitational parameter mu, km^3/s^2 (the default `CentralBodyCfg.gm`); where a
+central body is at hand, use its `gm` instead."""
+
+MU_EARTH_M3_S2 = 398600.4418e9
+"""The same in SI units, m^3/s^2."""
+
 SOLAR_PRESSURE_N_PER_M2 = 4.56e-6
 """Solar radiation pressure P_sun at 1 AU, N/m^2 (constant, no Sun-distance scaling)."""
 
@@ -33,7 +40,7 @@ class CentralBodyCfg:
     Defaults are Earth's. Every field may be changed before compiling a spec.
     """
 
-    gm: float = 398600.4418
+    gm: float = MU_EARTH_KM3_S2
     """Gravitational parameter mu, km^3/s^2."""
     radius: float = 6378.137
     """Reference (equatorial) radius a, km; used by J2, altitude and eclipse."""

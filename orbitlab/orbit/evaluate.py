@@ -13,7 +13,7 @@ import warp as wp
 
 from orbitlab.orbit import environment as env
 from orbitlab.orbit import gravity
-from orbitlab.orbit.constants import CentralBodyCfg
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2, CentralBodyCfg
 from orbitlab.orbit.propagation import rk4_propagate
 from orbitlab.orbit.types import CentralBody, central_body_struct
 
@@ -133,7 +133,7 @@ def differential_gravity(
     return out.reshape(R_b.shape)
 
 
-def gravity_gradient_torque(r, Q_I, principal_inertia, mu: float = 398600.4418) -> np.ndarray:
+def gravity_gradient_torque(r, Q_I, principal_inertia, mu: float = MU_EARTH_KM3_S2) -> np.ndarray:
     """Gravity-gradient torque, N m: r (n, 3) km, Q_I (n, 3, 3), inertia (n, 3) kg m^2."""
     r = _vec3(r)
     Q = np.ascontiguousarray(np.broadcast_to(np.asarray(Q_I, np.float64), (len(r), 3, 3)))

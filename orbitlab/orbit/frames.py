@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-MU_EARTH: float = 398600.4418
-"""Earth's gravitational parameter (km^3/s^2)."""
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2 as MU_EARTH
 
 Array = NDArray[np.float64]
 
@@ -149,6 +148,19 @@ def lvlh_angular_velocity(
     omega = w_x[..., None] * x_hat + w_z[..., None] * z_hat
     omega_dot = wd_x[..., None] * x_hat + wd_z[..., None] * z_hat
     return omega, omega_dot
+
+
+def gravity_gradient(R: ArrayLike, mu: float = MU_EARTH) -> Array:
+    """Point-mass gravity gradient ``mu / r^3 (3 u u^T - I)`` at ``R``, ``(..., 3, 3)``, 1/s^2.
+
+    ``u = R / r``. Units follow ``mu``: ``R`` in km with the default (km^3/s^2), or ``R`` in m
+    with ``mu`` in m^3/s^2; the result is 1/s^2 either way.
+    """
+    R = _f(R)
+    r = np.linalg.norm(R, axis=-1)
+    u = R / r[..., None]
+    outer = u[..., :, None] * u[..., None, :]
+    return (mu / r**3)[..., None, None] * (3.0 * outer - np.eye(3))
 
 
 def eci_to_hill(

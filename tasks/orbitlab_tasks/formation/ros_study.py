@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from orbitlab_tasks.formation import geometry as geo
-from orbitlab_tasks.formation.bridge_study import FLYERS, _recording_adapter_class, build_scene
+from orbitlab_tasks.formation.bridge_study import FLYERS, build_scene, recording_adapter_class
 from orbitlab_tasks.formation.ros_nodes import NAMESPACES
 
 
@@ -41,7 +41,7 @@ def serve_ros(
     from orbitlab.bridge import BridgeCfg, BridgeServer, SceneAdapterCfg
 
     out.mkdir(parents=True, exist_ok=True)
-    adapter = _recording_adapter_class()(
+    adapter = recording_adapter_class()(
         build_scene(seed),
         SceneAdapterCfg(basilisk_only=True, namespaces=dict(NAMESPACES)),
         stop_s=seconds,
