@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.orbit.rotations import quat_multiply
 from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation.evaluate import evaluate
 from orbitlab_tasks.formation.nmpc import NMPC_NODE, nmpc_cfg
@@ -41,22 +42,9 @@ def _hill_states(env: ManagerBasedRLEnv) -> tuple[np.ndarray, np.ndarray]:
     for name in FLYERS:
         p, q = env.scene.entities[name].root_pose()
         pos.append((C[0] @ (p[0].double() - origin)).cpu().numpy())
-        w, x, y, z = _quat_mul(q_hill[0].cpu().numpy(), q[0].double().cpu().numpy())
+        w, x, y, z = quat_multiply(q_hill[0].cpu().numpy(), q[0].double().cpu().numpy())
         yaw.append(math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)))
     return np.stack(pos), np.array(yaw)
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ]
-    )
 
 
 def _wrenches(env: ManagerBasedRLEnv) -> np.ndarray:

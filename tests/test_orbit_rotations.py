@@ -71,3 +71,22 @@ def test_numpy_math_imports_no_torch_or_mujoco(module):
     code = f"import sys, {module}; print(sorted({{'torch', 'mujoco'}} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_torch_entry_points_match_numpy():
+    from orbitlab.orbit.frames import hill_frame, lvlh_rotation
+    from orbitlab.sensors.rotations import lvlh_rotation as lvlh_rotation_torch
+    from orbitlab.sensors.rotations import quat_to_matrix as quat_to_matrix_torch
+
+    q = _unit_quats(8, 6)
+    got = quat_to_matrix_torch(torch.from_numpy(q)).numpy()
+    assert np.allclose(got, rot.quat_to_matrix(q), rtol=0, atol=TOL)
+    rng = np.random.default_rng(7)
+    R, V = rng.normal(size=(8, 3)) * 7000.0, rng.normal(size=(8, 3)) * 7.5
+    got = lvlh_rotation_torch(torch.from_numpy(R), torch.from_numpy(V)).numpy()
+    assert np.allclose(got, lvlh_rotation(R, V), rtol=0, atol=TOL)
+    C, omega = hill_frame(R, V)
+    # the rate is along the orbit normal (row z of C) with magnitude |R x V| / |R|^2
+    h = np.linalg.norm(np.cross(R, V), axis=-1)
+    rate = h / np.sum(R * R, -1)
+    assert np.allclose(omega, rate[:, None] * C[:, 2], rtol=1e-14, atol=0)

@@ -13,7 +13,7 @@ import torch
 
 from orbitlab.agent.laws import quaternion_pd_torque, scale_to_norm
 from orbitlab.agent.node import Node, NodeCfg
-from orbitlab.sensors.rotations import quat_multiply
+from orbitlab.sensors.rotations import quat_conjugate, quat_multiply
 
 _TINY_FIELD_T = 1e-15  # |B| below this (T) counts as no field: the normalised law commands zero
 
@@ -127,11 +127,6 @@ class QuaternionPDCfg(NodeCfg):
     term."""
     max_torque_nm: float = math.inf
     """Torque norm limit, N m; a larger command is scaled down, keeping its direction."""
-
-
-def quat_conjugate(q: torch.Tensor) -> torch.Tensor:
-    """q^* of (..., 4) quaternions (the inverse of a unit quaternion)."""
-    return torch.cat([q[..., :1], -q[..., 1:]], -1)
 
 
 def attitude_error(attitude: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -44,6 +44,8 @@ import numpy as np
 import torch
 
 from orbitlab.agent.node import Node, NodeCfg
+from orbitlab.orbit.rotations import quat_multiply as quat_mul
+from orbitlab.orbit.rotations import quat_to_matrix as quat_matrix
 
 STATE_DIM = 13
 """[p (3) m, v (3) m/s, q body -> Hill (4), w body rate (3) rad/s]."""
@@ -154,36 +156,6 @@ class NmpcSolution:
     def torque_nm(self) -> np.ndarray:
         """(3,) body torque of the first step, N m."""
         return self.wrench[3:]
-
-
-# ------------------------------------------------------------------ quaternions (numpy)
-
-
-def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product a (x) b of (..., 4) quaternions (w, x, y, z)."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        -1,
-    )
-
-
-def quat_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix (3, 3) of a unit quaternion (4,): v_out = M v_in."""
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
 
 
 def pair_matrix(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> np.ndarray:

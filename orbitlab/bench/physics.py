@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from mujoco import batch as mjbatch
 
-from orbitlab.orbit.constants import OrbitInit
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2, OrbitInit
 from orbitlab.sim.elements import MagneticDipoleCfg, SurfaceCfg
 from orbitlab.sim.model import OrbitModel
 from orbitlab.sim.spec import SimSpec
@@ -92,7 +92,7 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
     results: dict[str, dict[str, float]] = {}
     separate: dict[str, float] = {}
     r = 6378.137 + 400.0
-    orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(398600.4418 / r), 0])
+    orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(MU_EARTH_KM3_S2 / r), 0])
     for nworld in cfg.nworlds:
         rates = np.random.default_rng(0).normal(0.0, 0.01, (nworld, 3))
 

@@ -26,7 +26,7 @@ import numpy as np
 import warp as wp
 
 from orbitlab.bench.physics import benchmark_model
-from orbitlab.orbit.constants import OrbitInit
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2, OrbitInit
 
 
 @dataclass(kw_only=True)
@@ -116,7 +116,7 @@ def measure_physics_warp(
     start = time.perf_counter()
     model = benchmark_model()
     r = 6378.137 + 400.0
-    orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(398600.4418 / r), 0])
+    orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(MU_EARTH_KM3_S2 / r), 0])
     first = model.make_data(nworld=1, orbit=orbit, backend="warp", device=device)
     first.step()
     startup_s = time.perf_counter() - start  # kernel compile (or cache load) + first step

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from orbitlab.orbit.rotations import matrix_to_quat, quat_to_matrix
+from orbitlab.orbit.rotations import quat_to_mrp as mrp
+
 SC_STATES, HILL_TRANS, HILL_ROT = "sc_states", "hill_trans_state", "hill_rot_state"
 """Basilisk's topic names."""
 MSG_TYPES = {
@@ -31,46 +34,6 @@ MSG_TYPES = {
     HILL_ROT: "AttGuidMsgPayload",
 }
 """Topic -> its bsk_msgs type."""
-
-
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) (w, x, y, z)."""
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack(
-        [
-            1 - 2 * (y * y + z * z),
-            2 * (x * y - w * z),
-            2 * (x * z + w * y),
-            2 * (x * y + w * z),
-            1 - 2 * (x * x + z * z),
-            2 * (y * z - w * x),
-            2 * (x * z - w * y),
-            2 * (y * z + w * x),
-            1 - 2 * (x * x + y * y),
-        ],
-        -1,
-    ).reshape(*q.shape[:-1], 3, 3)
-
-
-def matrix_to_quat(m: np.ndarray) -> np.ndarray:
-    """Unit quaternions (..., 4) (w, x, y, z), w >= 0, of rotation matrices (..., 3, 3)."""
-    m = np.asarray(m, dtype=float)
-    w = np.sqrt(np.maximum(0.0, 1 + m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2])) / 2
-    x = np.sqrt(np.maximum(0.0, 1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2])) / 2
-    y = np.sqrt(np.maximum(0.0, 1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2])) / 2
-    z = np.sqrt(np.maximum(0.0, 1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2])) / 2
-    x = np.copysign(x, m[..., 2, 1] - m[..., 1, 2])
-    y = np.copysign(y, m[..., 0, 2] - m[..., 2, 0])
-    z = np.copysign(z, m[..., 1, 0] - m[..., 0, 1])
-    q = np.stack([w, x, y, z], -1)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def mrp(q: np.ndarray) -> np.ndarray:
-    """Modified Rodrigues parameters (..., 3) of quaternions (w, x, y, z), |sigma| <= 1."""
-    q = np.where(q[..., :1] < 0.0, -q, q)
-    return q[..., 1:] / (1.0 + q[..., :1])
 
 
 class ThrustAccount:

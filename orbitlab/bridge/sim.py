@@ -31,16 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from orbitlab.bridge import protocol
-from orbitlab.bridge.basilisk import (
-    MSG_TYPES,
-    RateDifference,
-    ThrustAccount,
-    matrix_to_quat,
-    mrp,
-    quat_to_matrix,
-    spacecraft_payloads,
-)
+from orbitlab.bridge.basilisk import MSG_TYPES, RateDifference, ThrustAccount, spacecraft_payloads
 from orbitlab.bridge.topics import TopicSpec
+from orbitlab.orbit.rotations import matrix_to_quat, quat_to_matrix
+from orbitlab.orbit.rotations import quat_to_mrp as mrp
 
 Key = tuple[str, str]
 

@@ -90,6 +90,17 @@ def lvlh_rotation(R: ArrayLike, V: ArrayLike) -> Array:
     return np.stack([x, y, z], axis=-2)
 
 
+def hill_frame(R: ArrayLike, V: ArrayLike) -> tuple[Array, Array]:
+    """``(C_LI, omega)``: the rotation ECI -> Hill (``lvlh_rotation``) and the Hill frame's
+    angular velocity in ECI, ``omega = (R x V) / |R|^2`` (rad/s), of a chief at ``(R, V)``.
+
+    ``omega`` is exact for a chief whose acceleration is radial (point mass, Keplerian); see
+    ``lvlh_angular_velocity`` for other accelerations. Any consistent length unit (km or m).
+    """
+    R, V = _f(R), _f(V)
+    return lvlh_rotation(R, V), np.cross(R, V) / _dot(R, R)[..., None]
+
+
 def _hill_rate(R: Array, V: Array, A: ArrayLike | None, mu: float) -> tuple[Array, Array, Array]:
     """Return ``C_LI``, the frame rate in Hill axes (rad/s) and the along-track acceleration."""
     C = lvlh_rotation(R, V)

@@ -76,6 +76,38 @@ def quat_multiply(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     )
 
 
+def quat_conjugate(q: torch.Tensor) -> torch.Tensor:
+    """q^* of (..., 4) quaternions (the inverse of a unit quaternion)."""
+    return torch.cat([q[..., :1], -q[..., 1:]], -1)
+
+
+def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
+    """Rotation matrices (..., 3, 3) of quaternions (..., 4), normalised first: v_out = M v_in."""
+    q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
+    w, x, y, z = q.unbind(-1)
+    rows = [
+        1 - 2 * (y * y + z * z),
+        2 * (x * y - w * z),
+        2 * (x * z + w * y),
+        2 * (x * y + w * z),
+        1 - 2 * (x * x + z * z),
+        2 * (y * z - w * x),
+        2 * (x * z - w * y),
+        2 * (y * z + w * x),
+        1 - 2 * (x * x + y * y),
+    ]
+    return torch.stack(rows, -1).reshape(*q.shape[:-1], 3, 3)
+
+
+def lvlh_rotation(r: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Rotation ECI -> Hill/LVLH (..., 3, 3) of a chief at r, v (..., 3): rows x radial,
+    y = z x x along-track, z orbit normal (as `orbitlab.orbit.frames.lvlh_rotation`)."""
+    h = torch.cross(r, v, dim=-1)
+    x = r / torch.linalg.vector_norm(r, dim=-1, keepdim=True)
+    z = h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)
+    return torch.stack([x, torch.cross(z, x, dim=-1), z], dim=-2)
+
+
 def quat_from_rotation_vector(r: torch.Tensor) -> torch.Tensor:
     """Quaternions (..., 4) of rotation vectors (..., 3) (axis times angle, rad)."""
     angle = torch.linalg.vector_norm(r, dim=-1, keepdim=True)

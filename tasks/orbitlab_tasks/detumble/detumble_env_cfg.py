@@ -162,7 +162,8 @@ def rw_env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
 # ----------------------------------------------------------------- baselines
 def bdot_agent(env):
     """B-dot at 2 Hz with the Avanzini-Giulietti gain for a 500 km, 50 deg orbit."""
-    n = math.sqrt(398600.4418 / (6378.137 + 500.0) ** 3)
+    body = env.scene.cfg.orbit.central_body
+    n = math.sqrt(body.gm / (body.radius + 500.0) ** 3)
     j_min = float(env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body].min())
     cfg = BDotCfg(
         gain=bdot_gain(n, 50.0 * DEG, j_min), normalized=True, max_dipole_am2=0.2, period_s=0.5

@@ -22,7 +22,12 @@ import mujoco
 import numpy as np
 import torch
 
-from orbitlab.sensors.rotations import quat_from_matrix, quat_from_rotation_vector
+from orbitlab.sensors.rotations import (
+    lvlh_rotation,
+    quat_from_matrix,
+    quat_from_rotation_vector,
+    quat_to_matrix,
+)
 
 DEG = math.pi / 180.0
 
@@ -32,20 +37,6 @@ axes): probe (+x) along the port's -z, body +z along the port's -x."""
 
 
 # ------------------------------------------------------------------ rotations
-def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
-    """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) (w, x, y, z)."""
-    q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
-    w, x, y, z = q.unbind(-1)
-    return torch.stack(
-        [
-            torch.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            torch.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            torch.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
-
-
 def docking_rotation(like: torch.Tensor) -> torch.Tensor:
     """`DOCKING_ROTATION` as a (3, 3) tensor of `like`'s dtype and device."""
     return torch.tensor(DOCKING_ROTATION, dtype=like.dtype, device=like.device)
@@ -63,14 +54,10 @@ def hill_from_gnss(gnss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     from a GNSS reading [r (m), v (m/s)] in ECI (the chaser's own orbit: within metres
     of the chief's, so its Hill frame agrees with the chief's to ~1e-6 rad)."""
     r, v = gnss[:, :3], gnss[:, 3:6]
-    h = torch.cross(r, v, dim=-1)
-    x = r / torch.linalg.vector_norm(r, dim=-1, keepdim=True)
-    z = h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)
-    y = torch.cross(z, x, dim=-1)
-    rate = torch.linalg.vector_norm(h, dim=-1) / (r * r).sum(-1)
+    rate = torch.linalg.vector_norm(torch.cross(r, v, dim=-1), dim=-1) / (r * r).sum(-1)
     omega = torch.zeros_like(r)
     omega[:, 2] = rate
-    return torch.stack([x, y, z], dim=-2), omega
+    return lvlh_rotation(r, v), omega
 
 
 def site_in_root(mj_model: mujoco.MjModel, site: str, root_body: int) -> np.ndarray:

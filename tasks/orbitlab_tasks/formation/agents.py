@@ -61,13 +61,15 @@ class ReferencePointNode(Node):
 
     the chief-relative point-mass gravity gradient (r = R/|R|, n_R^2 = mu/|R|^3) minus the
     chief's thrust feedback of the step just taken (km/s^2, as the bodies receive it). Zero at
-    reset; runs with period 0 (every graph call)."""
+    reset; runs with period 0 (every graph call). mu (km^3/s^2) is the scene's central body's
+    unless given."""
 
     output_names = ("reference_pos", "reference_vel")
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any, mu_km3_s2: float = 398600.4418):
+    def __init__(self, cfg: NodeCfg, name: str, env: Any, mu_km3_s2: float | None = None):
         super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
-        self.view, self.mu = env.scene.view, mu_km3_s2
+        self.view = env.scene.view
+        self.mu = env.scene.cfg.orbit.central_body.gm if mu_km3_s2 is None else mu_km3_s2
         kw = {"dtype": torch.float64, "device": self.device}
         self.pos = torch.zeros((self.num_envs, 3), **kw)
         self.vel = torch.zeros((self.num_envs, 3), **kw)
@@ -208,7 +210,7 @@ def _flyer_chain(env, entity: str, gains: FlyerGains, period_s: float) -> list[N
 
     lqr = CwLqrNode(
         CwLqrCfg(
-            mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM),
+            mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM, env.scene.cfg.orbit.central_body.gm),
             mass_kg=geo.MASS_KG,
             q_pos=gains.q_pos,
             q_vel=gains.q_vel,

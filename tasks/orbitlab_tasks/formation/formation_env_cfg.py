@@ -28,7 +28,7 @@ from orbitlab.managers.terms import (
     TerminationTermCfg,
 )
 from orbitlab.orbit.constants import OrbitInit
-from orbitlab.orbit.frames import coe_to_rv
+from orbitlab.orbit.frames import coe_to_rv, lvlh_rotation
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 from orbitlab.sensors.navigation import RelativeNavCfg
@@ -79,10 +79,7 @@ def chief_orbit() -> OrbitInit:
 
 def _hill_rotation(orbit: OrbitInit) -> np.ndarray:
     """C (ECI -> Hill) of the initial chief state."""
-    R, V = np.asarray(orbit.R_eci, float), np.asarray(orbit.V_eci, float)
-    x = R / np.linalg.norm(R)
-    z = np.cross(R, V) / np.linalg.norm(np.cross(R, V))
-    return np.stack([x, np.cross(z, x), z])
+    return lvlh_rotation(orbit.R_eci, orbit.V_eci)
 
 
 def _scene(num_envs: int) -> SceneCfg:

@@ -12,7 +12,7 @@ import math
 import torch
 
 from orbitlab.agent.attitude import attitude_error
-from orbitlab.sensors.rotations import quat_from_matrix, quat_multiply, rotate
+from orbitlab.sensors.rotations import quat_from_matrix, quat_multiply, quat_to_matrix, rotate
 
 LEADER = "leader"
 """Entity name of the scripted leader."""
@@ -52,24 +52,6 @@ def yaw_quat(yaw_deg: float) -> tuple[float, float, float, float]:
     """Rotation by `yaw_deg` about z, (w, x, y, z)."""
     half = 0.5 * math.radians(yaw_deg)
     return (math.cos(half), 0.0, 0.0, math.sin(half))
-
-
-def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
-    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4): v_out = M v_in."""
-    q = q / q.norm(dim=-1, keepdim=True)
-    w, x, y, z = q.unbind(-1)
-    rows = [
-        1 - 2 * (y * y + z * z),
-        2 * (x * y - w * z),
-        2 * (x * z + w * y),
-        2 * (x * y + w * z),
-        1 - 2 * (x * x + z * z),
-        2 * (y * z - w * x),
-        2 * (x * z - w * y),
-        2 * (y * z + w * x),
-        1 - 2 * (x * x + y * y),
-    ]
-    return torch.stack(rows, -1).reshape(*q.shape[:-1], 3, 3)
 
 
 def hill_quat(C: torch.Tensor) -> torch.Tensor:

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from orbitlab.orbit.frames import hill_frame as hill_axes
+from orbitlab.orbit.rotations import mrp_to_quat
 
-def mrp_to_quat(sigma) -> np.ndarray:
-    """Quaternion (w, x, y, z), w >= 0, of Modified Rodrigues parameters (3,)."""
-    s = np.asarray(sigma, float)
-    s2 = float(s @ s)
-    q = np.concatenate([[1.0 - s2], 2.0 * s]) / (1.0 + s2)
-    return -q if q[0] < 0.0 else q
+__all__ = ["chief_state", "hill_axes", "plan_to_poses", "state_13"]
 
 
 def state_13(hill_trans: dict, hill_rot: dict) -> np.ndarray:
@@ -38,15 +35,6 @@ def state_13(hill_trans: dict, hill_rot: dict) -> np.ndarray:
             omega_bn_b,
         ]
     )
-
-
-def hill_axes(r_n: np.ndarray, v_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(C: ECI -> Hill rotation, the Hill frame's rate rad/s in ECI axes) of an orbit state."""
-    x = r_n / np.linalg.norm(r_n)
-    h = np.cross(r_n, v_n)
-    z = h / np.linalg.norm(h)
-    C = np.stack([x, np.cross(z, x), z])
-    return C, h / float(r_n @ r_n)
 
 
 def chief_state(sc: dict, hill_trans: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ import numpy as np
 from orbitlab.agent.laws import lqr_force, quaternion_pd_torque
 from orbitlab.orbit import frames
 from orbitlab.orbit.constants import MU_EARTH_M3_S2
-from orbitlab.orbit.frames import lvlh_angular_velocity, lvlh_rotation
+from orbitlab.orbit.frames import hill_frame
 from orbitlab.orbit.rotations import attitude_error, quat_to_matrix
 from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation.bridge_study.clients import connect, wait_tick
@@ -27,13 +27,6 @@ from orbitlab_tasks.formation.bridge_study.config import (
     key,
     states_keys,
 )
-
-
-def hill_frame(r_n: np.ndarray, v_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(C ECI -> Hill (3, 3), the Hill frame's angular velocity in ECI (3,) rad/s, point
-    mass) of a chief at r_n (m), v_n (m/s)."""
-    omega, _ = lvlh_angular_velocity(r_n, v_n, mu=MU_EARTH_M3_S2)
-    return lvlh_rotation(r_n, v_n), omega
 
 
 def gravity_gradient(r_n: np.ndarray) -> np.ndarray:
