@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from orbitlab.orbit.rotations import quat_yaw
 from orbitlab_tasks.formation.bridge_study import StudyCfg, StudyResult, run_study
 
 
@@ -44,9 +45,7 @@ def fig5_log(result: StudyResult) -> dict[str, np.ndarray]:
     ref_t = np.asarray(result.leader["t"])
     ref = np.asarray(result.leader["reference_hill"])
     origin = np.stack([np.interp(t, ref_t, ref[:, a]) for a in range(3)], -1)
-    q = log["quat"]
-    w, x, y, z = (q[..., i] for i in range(4))
-    yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    yaw = quat_yaw(log["quat"])
     return {
         "t": t,
         "pos": log["pos"] - origin[:, None],

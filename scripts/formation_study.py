@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
-from orbitlab.orbit.rotations import quat_multiply
+from orbitlab.orbit.rotations import quat_multiply, quat_yaw
 from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation.evaluate import evaluate
 from orbitlab_tasks.formation.nmpc import NMPC_NODE, nmpc_cfg
@@ -42,8 +41,8 @@ def _hill_states(env: ManagerBasedRLEnv) -> tuple[np.ndarray, np.ndarray]:
     for name in FLYERS:
         p, q = env.scene.entities[name].root_pose()
         pos.append((C[0] @ (p[0].double() - origin)).cpu().numpy())
-        w, x, y, z = quat_multiply(q_hill[0].cpu().numpy(), q[0].double().cpu().numpy())
-        yaw.append(math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)))
+        q_bh = quat_multiply(q_hill[0].cpu().numpy(), q[0].double().cpu().numpy())
+        yaw.append(float(quat_yaw(q_bh)))
     return np.stack(pos), np.array(yaw)
 
 

@@ -90,3 +90,9 @@ def test_torch_entry_points_match_numpy():
     h = np.linalg.norm(np.cross(R, V), axis=-1)
     rate = h / np.sum(R * R, -1)
     assert np.allclose(omega, rate[:, None] * C[:, 2], rtol=1e-14, atol=0)
+
+
+def test_quat_yaw_of_a_rotation_about_z():
+    yaw = np.array([-3.0, -0.5, 0.0, 1.2, 3.1])
+    q = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], -1)
+    assert np.allclose(rot.quat_yaw(q), yaw, rtol=0, atol=TOL * 10)  # atan2 of rounded sums

@@ -87,6 +87,13 @@ def attitude_error(attitude: ArrayLike, target: ArrayLike) -> Array:
     return np.where(error[..., :1] < 0, -error, error)
 
 
+def quat_yaw(q: ArrayLike) -> Array:
+    """Yaw (rad, in (-pi, pi]) of quaternions (..., 4): the z-y-x Euler angle about z,
+    atan2(2 (w z + x y), 1 - 2 (y^2 + z^2))."""
+    w, x, y, z = np.moveaxis(np.asarray(q, float), -1, 0)
+    return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
 def quat_to_mrp(q: ArrayLike) -> Array:
     """Modified Rodrigues parameters (..., 3) of quaternions (..., 4), |sigma| <= 1 (the short
     rotation: q is flipped to w >= 0 first)."""
