@@ -7,9 +7,10 @@ and decimation), each with its own state:
   graph, resets of finished episodes, and `decimation` physics steps;
 * the *reference* is a second env whose orbit-coupled physics alone is timed for the same
   `decimation` physics steps (`scene.data.step()` once per physics step, as the env calls it).
-  Its state is its own, so timing it neither ages the env's episodes nor skips the env's
-  actuators and sensors; its actuator groups hold the env's last commands, so the physics
-  layer sees the same kind of loads.
+  Before each trial the env's exact state (`orbitlab.envs.state`) is copied into it, so it
+  steps the same worlds from the same states, commands and loads as the env's trial that
+  follows; its state is its own, so timing it neither ages the env's episodes nor lets
+  them drift into states (e.g. contact) that the env would have reset.
 
 The framework tax is (env step time) / (reference physics time) - 1: what the framework adds
 to the physics it drives. That difference of two noisy timings swings by +-10 points on a
@@ -30,6 +31,7 @@ import torch
 
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.envs.state import get_state, set_state
 
 
 @dataclass(kw_only=True)
@@ -60,11 +62,9 @@ def _make_env(entry: str, num_envs: int, cfg: EnvBenchCfg) -> ManagerBasedRLEnv:
     return ManagerBasedRLEnv(load_cfg(entry, num_envs=num_envs, **overrides))
 
 
-def _hold_same_commands(env: ManagerBasedRLEnv, reference: ManagerBasedRLEnv) -> None:
-    """Give the reference's actuator groups the env's held commands (same loads to apply)."""
-    for name, group in env.scene.actuators.items():
-        reference.scene.actuators[name].command.copy_(group.command)
-        reference.scene.actuators[name].apply()
+def _copy_state(env: ManagerBasedRLEnv, reference: ManagerBasedRLEnv) -> None:
+    """Put the env's exact state (every world, physics and framework) into the reference."""
+    set_state(reference, get_state(env))
 
 
 def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
@@ -95,10 +95,11 @@ def measure_task(entry: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float
         env._reset_idx(ids)
 
     env_step()
-    _hold_same_commands(env, reference)
+    _copy_state(env, reference)
     physics()
     times: dict[str, list[float]] = {"env": [], "physics": [], "reset": [], "alone": []}
     for _ in range(cfg.trials):
+        _copy_state(env, reference)  # the physics then steps the env's states (untimed)
         times["env"].append(_time(env_step, cfg.steps))
         times["physics"].append(_time(physics, cfg.steps))
         times["reset"].append(_time(reset_subset, 2))
