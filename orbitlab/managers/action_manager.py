@@ -94,7 +94,7 @@ class GraphInputAction(ActionTerm):
         )
 
     def apply(self, command):
-        self.env.agent_inputs[self.cfg.key] = command
+        self.env.agent_inputs[self.cfg.key].copy_(command)  # the graph holds this tensor
 
 
 @dataclass(kw_only=True)

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from orbitlab.managers.base import term_table
+from orbitlab.seeding import stream_seed
 
 
 @dataclass(kw_only=True)
@@ -26,7 +27,9 @@ class CommandTerm:
     def __init__(self, cfg: CommandTermCfg, env: Any):
         self.cfg, self.env = cfg, env
         self.time_left = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
-        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 303)
+        self.generator = torch.Generator(device=env.device).manual_seed(
+            stream_seed(env.seed, "commands")
+        )
 
     @property
     def command(self) -> torch.Tensor:  # pragma: no cover - abstract
@@ -68,6 +71,12 @@ class CommandManager:
     def __init__(self, terms: dict[str, CommandTermCfg], env: Any):
         self.env = env
         self.terms = {name: cfg.class_type(cfg, env) for name, cfg in terms.items()}
+        self.reseed(env.seed)
+
+    def reseed(self, seed: int) -> None:
+        """Seed each term's generator from the environment seed and the term's name."""
+        for name, term in self.terms.items():
+            term.generator.manual_seed(stream_seed(seed, f"commands/{name}"))
 
     def command(self, name: str) -> torch.Tensor:
         if name not in self.terms:

@@ -8,6 +8,7 @@ import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import EventTermCfg
+from orbitlab.seeding import stream_seed
 
 
 class EventManager:
@@ -21,7 +22,9 @@ class EventManager:
                     f"event '{name}': mode must be startup, reset or interval, got {cfg.mode!r}"
                 )
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
-        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 202)
+        self.generator = torch.Generator(device=env.device).manual_seed(
+            stream_seed(env.seed, "events")
+        )
         self._time_left = {
             n: self._draw(t, env.num_envs) for n, t in terms.items() if t.mode == "interval"
         }

@@ -8,6 +8,7 @@ import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import ObservationGroupCfg
+from orbitlab.seeding import stream_seed
 
 
 class ObservationManager:
@@ -21,7 +22,9 @@ class ObservationManager:
         }
         self._history: dict[tuple[str, str], torch.Tensor] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
-        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 101)
+        self.generator = torch.Generator(device=env.device).manual_seed(
+            stream_seed(env.seed, "observation")
+        )
         sample = self.compute()
         self.shapes = {
             g: (
