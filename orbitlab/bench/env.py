@@ -134,16 +134,18 @@ def measure_env(
 
 
 def format_env(results) -> str:
+    """The rows as a text table (task names padded to the longest)."""
+    width = max([len("task"), *(len(task) for task in results)])
     lines = [
         (
-            f"{'task':<14} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
+            f"{'task':<{width}} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
             f"{'framework tax':>14} {'alone/physics':>14} {'reset 10%/step':>15}"
         )
     ]
     for task, rows in results.items():
         for n, r in rows.items():
             lines.append(
-                f"{task:<14} {n:>6} {r['env_steps_per_s']:>12,.0f} "
+                f"{task:<{width}} {n:>6} {r['env_steps_per_s']:>12,.0f} "
                 f"{r['physics_steps_per_s']:>16,.0f} {r['framework_tax']:>14.1%} "
                 f"{r['framework_alone_over_physics']:>14.1%} "
                 f"{r['reset_10pct_over_step']:>15.2f}"

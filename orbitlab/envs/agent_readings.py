@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 import torch
@@ -43,9 +44,9 @@ class AgentReadings(Mapping[str, torch.Tensor]):
         inputs = env.agent_inputs
         readers: dict[str, Callable[[], torch.Tensor]] = {}
         for key, name in sensor_keys(sensors):
-            readers[key] = lambda sensor=sensors[name]: sensor.value
+            readers[key] = partial(getattr, sensors[name], "value")
         for name, term in commands.items():
-            readers[name] = lambda term=term: term.command
+            readers[name] = partial(getattr, term, "command")
         self._readers = readers
         self._inputs = inputs
 

@@ -185,7 +185,7 @@ class ManagerBasedRLEnv:
             self.extras["unhealthy_reasons"] = self.scene.data.unhealthy()
         if "policy" in self.cfg.observations:
             final_obs = self.observation_manager.compute(commit=False)["policy"]
-            if num_unhealthy:
+            if num_unhealthy and isinstance(final_obs, torch.Tensor):
                 final_obs = torch.nan_to_num(final_obs, nan=0.0, posinf=0.0, neginf=0.0)
             self.extras["final_obs"] = final_obs
         self._reset_idx(done_ids)

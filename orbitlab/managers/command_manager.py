@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from orbitlab.managers.base import term_table
 from orbitlab.seeding import stream_seed
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 @dataclass(kw_only=True)
@@ -24,7 +27,7 @@ class CommandTermCfg:
 class CommandTerm:
     """Holds `command` (num_envs, dim); resamples per env when its timer expires."""
 
-    def __init__(self, cfg: CommandTermCfg, env: Any):
+    def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv):
         self.cfg, self.env = cfg, env
         self.time_left = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
         self.generator = torch.Generator(device=env.device).manual_seed(
@@ -68,7 +71,7 @@ class CommandTerm:
 class CommandManager:
     """All command terms by name; `command(name)` is their (num_envs, dim) tensor."""
 
-    def __init__(self, terms: dict[str, CommandTermCfg], env: Any):
+    def __init__(self, terms: dict[str, CommandTermCfg], env: ManagerBasedRLEnv):
         self.env = env
         self.terms = {name: cfg.class_type(cfg, env) for name, cfg in terms.items()}
         self.reseed(env.seed)

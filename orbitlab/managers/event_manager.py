@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -10,11 +10,14 @@ from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import EventTermCfg
 from orbitlab.seeding import stream_seed
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 class EventManager:
     """Runs `func(env, env_ids, **params)` for the terms of a mode."""
 
-    def __init__(self, terms: dict[str, EventTermCfg], env: Any):
+    def __init__(self, terms: dict[str, EventTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         for name, cfg in terms.items():
             if cfg.mode not in ("startup", "reset", "interval"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -10,11 +10,14 @@ from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import ObservationGroupCfg
 from orbitlab.seeding import stream_seed
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 class ObservationManager:
     """Computes every observation group, e.g. {'policy': (N, D), 'critic': (N, D')}."""
 
-    def __init__(self, groups: dict[str, ObservationGroupCfg], env: Any):
+    def __init__(self, groups: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv):
         self.env, self.groups = env, groups
         self._funcs = {
             g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
