@@ -212,7 +212,8 @@ def test_contact_buffer_overflow_is_an_error_not_silent(warp_device):
         data.step(20)
 
 
-def test_articulated_scene_uses_derived_fields_and_matches_cpu(warp_device):
+@pytest.mark.parametrize("coupling", ["held", "stage"])
+def test_articulated_scene_uses_derived_fields_and_matches_cpu(warp_device, coupling):
     xml = """
 <mujoco><option timestep="0.01"/><worldbody>
   <body name="hub"><freejoint/><geom type="sphere" size="0.2" mass="10"/>
@@ -223,11 +224,12 @@ def test_articulated_scene_uses_derived_fields_and_matches_cpu(warp_device):
     spec.orbit.add_surface(
         SurfaceCfg(name="plate", body_name="arm", normal_body=[0, 1, 0], area=20.0)
     )
+    spec.orbit.coupling = coupling
 
     def setup(data):
         set_host(data, "qvel", np.tile([0, 0, 0, 0, 0, 0.2, 1.0], (data.nworld, 1)))
 
-    cpu, warp = run_both(spec, 100, setup, device=warp_device)
+    cpu, warp = run_both(spec, 100 if coupling == "held" else 40, setup, device=warp_device)
     assert cpu._switches.from_qpos == 0 and warp._switches.from_qpos == 0
     assert_states_agree(cpu, warp)
 
