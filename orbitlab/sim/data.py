@@ -158,7 +158,7 @@ class OrbitData:
         self._switches.to_qfrc = int(
             bool(self._switches.from_qpos) and self.backend.loads_as_generalized_forces
         )
-        self._graph = None
+        self._graph: wp.Graph | None = None
         self._record_launches()
         self._stepper = self._stage_stepper()
         self.set_orbit(orbit)

@@ -133,7 +133,8 @@ class WarpBackend:
         return getattr(self.d, name)
 
     def placeholder(self, name: str) -> wp.array:
-        return wp.zeros((1, 1), dtype=BODY_FIELDS[name], device=self.device)
+        dtype = BODY_FIELDS[name]
+        return wp.zeros((1, 1), dtype=dtype, device=self.device)  # type: ignore[call-overload]
 
     def bind(self, name: str) -> wp.array:
         """MuJoCo-Warp's (nworld, ...) device array for an MjData field."""
