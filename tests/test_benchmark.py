@@ -38,6 +38,8 @@ def test_physics_benchmark_writes_the_documented_json(tmp_path, capsys):
             "stage_steps_per_s",
             "stage_plain_steps_per_s",
             "stage_tax",
+            "forward4_tax",
+            "loads4_share",
         }
         assert row["stage_tax"] == pytest.approx(
             row["stage_plain_steps_per_s"] / row["stage_steps_per_s"] - 1.0
@@ -76,6 +78,9 @@ def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):
     result = json.loads(out.read_text())["physics"]
     assert result["meta"]["device"] == "cpu" and result["meta"]["startup_s"] > 0
     assert result["2"]["memory_per_world_kb"] is None  # no device memory on the CPU
+    assert result["2"]["stage_tax"] == pytest.approx(
+        result["2"]["stage_plain_steps_per_s"] / result["2"]["stage_steps_per_s"] - 1.0
+    )
 
 
 def test_benchmark_rejects_a_nonpositive_world_count():
@@ -231,10 +236,10 @@ def test_warp_physics_benchmark_writes_each_row_as_it_finishes(tmp_path, monkeyp
     seen = []
     real = physics_warp._measure_row
 
-    def row_then_look(model, orbit, device, nworld, cfg):
+    def row_then_look(model, orbit, device, nworld, cfg, stage_model=None):
         if nworld == 2:  # the second row starts: the first must already be on disk
             seen.append(json.loads(out.read_text())["physics"])
-        return real(model, orbit, device, nworld, cfg)
+        return real(model, orbit, device, nworld, cfg, stage_model)
 
     monkeypatch.setattr(physics_warp, "_measure_row", row_then_look)
     assert (

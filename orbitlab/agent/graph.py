@@ -9,7 +9,8 @@ everything the cut nodes published.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Iterable, Mapping, Sequence
 
 import torch
 
@@ -70,9 +71,13 @@ class AgentGraph:
         self.published_keys = tuple(publisher)
 
     def step(
-        self, values: dict[str, torch.Tensor], step_count: torch.Tensor | int | None = None
-    ) -> dict[str, torch.Tensor]:
-        """Run every node in order; return `values` extended with all published outputs.
+        self, values: Mapping[str, torch.Tensor], step_count: torch.Tensor | int | None = None
+    ) -> ChainMap[str, torch.Tensor]:
+        """Run every node in order; return `values` overlaid with all published outputs.
+
+        The result is a `ChainMap` whose first map holds the published outputs and whose
+        second is `values` itself (not copied), so a live view such as the env's
+        `AgentReadings` is read only for the keys the nodes ask for.
 
         Args:
             values: readings by key, each (num_envs, ...); not modified.
@@ -84,10 +89,10 @@ class AgentGraph:
             if step_count is None
             else as_world_tensor(step_count, self.num_envs, self.device, torch.long)
         )
-        out = dict(values)
+        out: ChainMap[str, torch.Tensor] = ChainMap({}, values)  # type: ignore[arg-type]
         for node in self.nodes:
             node.update(out, steps)
-            out.update(node.published())
+            out.maps[0].update(node.published())
         self.step_count += 1
         return out
 

@@ -10,6 +10,7 @@ in the others. All tensors are batched over worlds: shape (num_envs, ...), float
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -83,6 +84,8 @@ class Node:
         self.held: dict[str, torch.Tensor] = {}
         """Current outputs by output name, each (num_envs, ...)."""
         self.due = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        self.updated = False
+        """Whether the last `update` recomputed any world (else every output was held)."""
         self._fresh = torch.ones(num_envs, dtype=torch.bool, device=self.device)
 
     def _check_wiring(self, mapping: dict[str, str], names: tuple[str, ...], what: str) -> None:
@@ -108,7 +111,7 @@ class Node:
         keys = self.output_keys
         return {keys[n]: v for n, v in self.held.items()}
 
-    def gather(self, values: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    def gather(self, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """This node's inputs from `values`; KeyError naming the node and key if one is missing."""
         inputs = {}
         for name, key in self.input_keys.items():
@@ -147,19 +150,20 @@ class Node:
         """Subclass: the outputs of every world, by output name."""
         raise NotImplementedError
 
-    def update(self, values: dict[str, torch.Tensor], step_count: torch.Tensor | int) -> None:
+    def update(self, values: Mapping[str, torch.Tensor], step_count: torch.Tensor | int) -> None:
         """Recompute the due worlds from `values`; the others hold their last output.
 
         Args:
             values: the graph's value dict (readings and earlier nodes' outputs).
             step_count: graph calls since each world's reset, (num_envs,) or a scalar.
         """
+        self.updated = False
         inputs = self.gather(values)
         steps = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
         due = (steps % self.period_steps == 0) | self._fresh
         if not bool(due.any()):
             return
-        self.due = due
+        self.due, self.updated = due, True
         outputs = self.compute(inputs)
         if set(outputs) != set(self.output_names):
             raise RuntimeError(

@@ -1,13 +1,23 @@
 """Environment benchmark: env-steps/s of each task with random actions, and the framework tax.
 
-For each task and env count, interleaved trials time (a) `env.step(random action)` and
-(b) the bare orbit-coupled physics of the same worlds for the same number of physics
-steps (`scene.data.step(decimation)`). The framework tax is (a)/(b) - 1: what the
-managers, actuator models, sensors and agent graph add to the physics. Because that
-difference of two noisy timings swings by +-10 points on a shared 2-core machine, the
-framework's own work is also timed alone (the env step with the physics call stubbed
-out) and reported over (b). A reset of a random 10% of the envs is timed against one
-env step.
+For each task and env count, two envs are built from the same config (same scene, integrator
+and decimation), each with its own state:
+
+* the *env* is timed on `env.step(random action)`: managers, actuator models, sensors, agent
+  graph, resets of finished episodes, and `decimation` physics steps;
+* the *reference* is a second env whose orbit-coupled physics alone is timed for the same
+  `decimation` physics steps (`scene.data.step()` once per physics step, as the env calls it).
+  Before each trial the env's exact state (`orbitlab.envs.state`) is copied into it, so it
+  steps the same worlds from the same states, commands and loads as the env's trial that
+  follows; its state is its own, so timing it neither ages the env's episodes nor lets
+  them drift into states (e.g. contact) that the env would have reset.
+
+The framework tax is (env step time) / (reference physics time) - 1: what the framework adds
+to the physics it drives. That difference of two noisy timings swings by +-10 points on a
+shared 2-core machine, so the framework's own work is also timed alone (the env step with its
+physics call stubbed out) and reported over the reference physics. A reset of a random 10% of
+the envs is timed against one env step. Trials of the four timings are interleaved and the
+median of each is reported.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import numpy as np
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.envs.state import get_state, set_state
 from orbitlab.registry import make_env_cfg
 
 
@@ -44,20 +55,33 @@ def _time(fn, count: int) -> float:
     return (time.perf_counter() - start) / count
 
 
+def _make_env(task: str, num_envs: int, cfg: EnvBenchCfg) -> ManagerBasedRLEnv:
+    return ManagerBasedRLEnv(make_env_cfg(task, num_envs, backend=cfg.backend, device=cfg.device))
+
+
+def _copy_state(env: ManagerBasedRLEnv, reference: ManagerBasedRLEnv) -> None:
+    """Put the env's exact state (every world, physics and framework) into the reference."""
+    set_state(reference, get_state(env))
+
+
 def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
-    env = ManagerBasedRLEnv(make_env_cfg(task, num_envs, backend=cfg.backend, device=cfg.device))
+    """One (task, num_envs) row: rates in steps/s, tax and ratios as fractions."""
+    env = _make_env(task, num_envs, cfg)
+    reference = _make_env(task, num_envs, cfg)
+    decimation = env.cfg.decimation
     gen = torch.Generator(device=env.device).manual_seed(0)
     dim = env.action_manager.total_dim
 
     def env_step():
         env.step(2 * torch.rand((num_envs, dim), generator=gen, device=env.device) - 1)
 
-    def physics():
-        env.scene.data.step(env.cfg.decimation)
+    def physics():  # the reference's own worlds, as many physics steps as one env step
+        for _ in range(decimation):
+            reference.scene.data.step()
 
-    def framework_only():  # the same env step with the physics call stubbed out
+    def framework_only():  # the env step with the physics call stubbed out
         real = env.scene.data.step
-        env.scene.data.step = lambda nstep=1: None
+        env.scene.data.step = lambda nstep=1, check=True: None
         try:
             env_step()
         finally:
@@ -68,23 +92,24 @@ def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]
         env._reset_idx(ids)
 
     env_step()
+    _copy_state(env, reference)
     physics()
-    env_times, phys_times, reset_times, alone_times = [], [], [], []
+    times: dict[str, list[float]] = {"env": [], "physics": [], "reset": [], "alone": []}
     for _ in range(cfg.trials):
-        env_times.append(_time(env_step, cfg.steps))
-        phys_times.append(_time(physics, cfg.steps))
-        reset_times.append(_time(reset_subset, 2))
-        alone_times.append(_time(framework_only, cfg.steps))
-    t_env, t_phys, t_reset, t_alone = (
-        float(np.median(x)) for x in (env_times, phys_times, reset_times, alone_times)
-    )
+        _copy_state(env, reference)  # the physics then steps the env's states (untimed)
+        times["env"].append(_time(env_step, cfg.steps))
+        times["physics"].append(_time(physics, cfg.steps))
+        times["reset"].append(_time(reset_subset, 2))
+        times["alone"].append(_time(framework_only, cfg.steps))
+    t = {key: float(np.median(value)) for key, value in times.items()}
     env.close()
+    reference.close()
     return {
-        "env_steps_per_s": num_envs / t_env,
-        "physics_steps_per_s": num_envs * env.cfg.decimation / t_phys,
-        "framework_tax": t_env / t_phys - 1.0,
-        "framework_alone_over_physics": t_alone / t_phys,
-        "reset_10pct_over_step": t_reset / t_env,
+        "env_steps_per_s": num_envs / t["env"],
+        "physics_steps_per_s": num_envs * decimation / t["physics"],
+        "framework_tax": t["env"] / t["physics"] - 1.0,
+        "framework_alone_over_physics": t["alone"] / t["physics"],
+        "reset_10pct_over_step": t["reset"] / t["env"],
     }
 
 
@@ -106,16 +131,18 @@ def measure_env(
 
 
 def format_env(results) -> str:
+    """The rows as a text table (task names padded to the longest)."""
+    width = max([len("task"), *(len(task) for task in results)])
     lines = [
         (
-            f"{'task':<14} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
+            f"{'task':<{width}} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
             f"{'framework tax':>14} {'alone/physics':>14} {'reset 10%/step':>15}"
         )
     ]
     for task, rows in results.items():
         for n, r in rows.items():
             lines.append(
-                f"{task:<14} {n:>6} {r['env_steps_per_s']:>12,.0f} "
+                f"{task:<{width}} {n:>6} {r['env_steps_per_s']:>12,.0f} "
                 f"{r['physics_steps_per_s']:>16,.0f} {r['framework_tax']:>14.1%} "
                 f"{r['framework_alone_over_physics']:>14.1%} "
                 f"{r['reset_10pct_over_step']:>15.2f}"

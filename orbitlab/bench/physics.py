@@ -83,8 +83,13 @@ def _elapsed(step, steps: int) -> float:
 
 
 def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    """({nworld: {orbit_steps_per_s, plain_steps_per_s, orbit_tax, peak_rss_mb}},
-    {nworld: steps/s of the separately allocated plain batch})."""
+    """({nworld: {orbit_steps_per_s, plain_steps_per_s, orbit_tax, peak_rss_mb}, with
+    `cfg.stage` also stage_steps_per_s, stage_plain_steps_per_s, stage_tax, forward4_tax and
+    loads4_share}, {nworld: steps/s of the separately allocated plain batch}).
+
+    forward4_tax (four `Batch.forward` calls over the plain RK4 step, - 1) and loads4_share
+    (four loads launches over the plain RK4 step) time the per-stage step's parts in the
+    same interleaved trials: together they are the floor of its tax."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # explicit Euler, chosen on purpose
         model = benchmark_model(cfg.integrator)
@@ -113,7 +118,14 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
         steppers = {"orbit": data.step, "plain": data.backend.batch.step, "separate": plain.step}
         if stage_model is not None:
             staged = make(stage_model)
-            steppers.update(stage=staged.step, stage_plain=staged.backend.batch.step)
+            stage_batch = staged.backend.batch
+            steppers.update(
+                stage=staged.step,
+                stage_plain=stage_batch.step,
+                # The per-stage step's parts: MuJoCo's forward and the loads kernel, 4x each.
+                forward4=lambda b=stage_batch: [b.forward() for _ in range(4)],
+                loads4=lambda d=staged: [d._loads.launch() for _ in range(4)],
+            )
         trials = {name: [] for name in steppers}
         for _ in range(cfg.trials):
             for name, step in steppers.items():
@@ -132,6 +144,8 @@ def measure_physics(cfg: PhysicsBenchCfg) -> tuple[dict[str, dict[str, float]], 
                 stage_steps_per_s=rate["stage"],
                 stage_plain_steps_per_s=rate["stage_plain"],
                 stage_tax=rate["stage_plain"] / rate["stage"] - 1.0,
+                forward4_tax=rate["stage_plain"] / rate["forward4"] - 1.0,
+                loads4_share=rate["stage_plain"] / rate["loads4"],
             )
         results[str(nworld)] = row
         separate[str(nworld)] = rate["separate"]
@@ -144,7 +158,11 @@ def format_physics(results: dict[str, dict[str, float]], separate: dict[str, flo
     lines = [
         (
             f"{'nworld':>8} {'held steps/s':>13} {'plain steps/s':>14} {'held tax':>9} "
-            + (f"{'stage steps/s':>14} {'stage tax':>10} " if staged else "")
+            + (
+                f"{'stage steps/s':>14} {'stage tax':>10} {'4 fwd':>7} {'4 loads':>8} "
+                if staged
+                else ""
+            )
             + f"{'plain, own batch':>17} {'peak RSS MB':>12}"
         )
     ]
@@ -152,7 +170,12 @@ def format_physics(results: dict[str, dict[str, float]], separate: dict[str, flo
         lines.append(
             f"{nworld:>8} {row['orbit_steps_per_s']:>13,.0f} "
             f"{row['plain_steps_per_s']:>14,.0f} {row['orbit_tax']:>9.1%} "
-            + (f"{row['stage_steps_per_s']:>14,.0f} {row['stage_tax']:>10.1%} " if staged else "")
+            + (
+                f"{row['stage_steps_per_s']:>14,.0f} {row['stage_tax']:>10.1%} "
+                f"{row['forward4_tax']:>7.1%} {row['loads4_share']:>8.1%} "
+                if staged
+                else ""
+            )
             + f"{separate[nworld]:>17,.0f} {row['peak_rss_mb']:>12.0f}"
         )
     lines.append(
@@ -161,4 +184,10 @@ def format_physics(results: dict[str, dict[str, float]], separate: dict[str, flo
         "with the same integrator; plain, own batch: a separately allocated batch, "
         "for reference"
     )
+    if staged:
+        lines.append(
+            "the stage step's floor, same run: 4 fwd = four Batch.forward calls over the "
+            "plain RK4 step, - 1 (what MuJoCo's forward costs beyond its own RK4 step); "
+            "4 loads = four loads-kernel launches as a share of the plain RK4 step"
+        )
     return "\n".join(lines)

@@ -39,6 +39,9 @@ class WarpBenchCfg:
     """Interleaved trials per stepper; the median is reported."""
     device: str | None = None
     """Warp device ('cuda:0', 'cpu'); default: a GPU when there is one."""
+    stage: bool = True
+    """Also time the per-stage coupling (orbit.coupling='stage') against the plain
+    MuJoCo-Warp step of its own worlds (RK4, the model's integrator)."""
 
 
 def _timed(step, device: str, nworld: int, steps: int) -> float:
@@ -69,7 +72,9 @@ def _device_bytes(dev) -> tuple[int, str]:
     return dev.total_memory - dev.free_memory, "free_memory"
 
 
-def _measure_row(model, orbit, device: str, nworld: int, cfg: WarpBenchCfg) -> dict[str, float]:
+def _measure_row(
+    model, orbit, device: str, nworld: int, cfg: WarpBenchCfg, stage_model=None
+) -> dict[str, float]:
     dev = wp.get_device(device)
     before, source = _device_bytes(dev) if dev.is_cuda else (0, None)
     data = model.make_data(nworld=nworld, orbit=orbit, backend="warp", device=device)
@@ -77,20 +82,33 @@ def _measure_row(model, orbit, device: str, nworld: int, cfg: WarpBenchCfg) -> d
     plain = _plain_stepper(data)
     plain()
     used, _ = _device_bytes(dev) if dev.is_cuda else (0, None)
-
-    def orbit_step():
-        data.step(check=False)
-
-    orbit_rates, plain_rates = [], []
+    steppers = {"orbit": lambda: data.step(check=False), "plain": plain}
+    staged = None
+    if stage_model is not None:
+        staged = stage_model.make_data(nworld=nworld, orbit=orbit, backend="warp", device=device)
+        staged.step()
+        steppers["stage"] = lambda: staged.step(check=False)
+        steppers["stage_plain"] = _plain_stepper(staged)
+    rates: dict[str, list[float]] = {name: [] for name in steppers}
     for _ in range(cfg.trials):
-        orbit_rates.append(_timed(orbit_step, device, nworld, cfg.steps))
-        plain_rates.append(_timed(plain, device, nworld, cfg.steps))
+        for name, step in steppers.items():
+            rates[name].append(_timed(step, device, nworld, cfg.steps))
     data.backend.check()  # once, outside the timed loops
-    orbit_rate, plain_rate = float(np.median(orbit_rates)), float(np.median(plain_rates))
+    median = {name: float(np.median(values)) for name, values in rates.items()}
+    orbit_rate, plain_rate = median["orbit"], median["plain"]
+    extra = {}
+    if staged is not None:
+        staged.backend.check()
+        extra = {
+            "stage_steps_per_s": median["stage"],
+            "stage_plain_steps_per_s": median["stage_plain"],
+            "stage_tax": median["stage_plain"] / median["stage"] - 1.0,
+        }
     return {
         "orbit_steps_per_s": orbit_rate,
         "plain_steps_per_s": plain_rate,
         "orbit_tax": plain_rate / orbit_rate - 1.0,
+        **extra,
         "memory_per_world_kb": (used - before) / nworld / 1024.0 if dev.is_cuda else None,
         "peak_pool_mb": (
             wp.get_mempool_used_mem_high(dev) / 2**20
@@ -115,6 +133,7 @@ def measure_physics_warp(
     device = str(wp.get_device(cfg.device or default_device()))
     start = time.perf_counter()
     model = benchmark_model()
+    stage_model = benchmark_model("RK4", "stage") if cfg.stage else None
     r = 6378.137 + 400.0
     orbit = OrbitInit(R_eci=[r, 0, 0], V_eci=[0, np.sqrt(MU_EARTH_KM3_S2 / r), 0])
     first = model.make_data(nworld=1, orbit=orbit, backend="warp", device=device)
@@ -126,7 +145,7 @@ def measure_physics_warp(
         on_row(results)
     for nworld in cfg.nworlds:
         try:
-            results[str(nworld)] = _measure_row(model, orbit, device, nworld, cfg)
+            results[str(nworld)] = _measure_row(model, orbit, device, nworld, cfg, stage_model)
         except (RuntimeError, MemoryError) as error:  # out of device memory: stop the sweep
             results[str(nworld)] = {"error": str(error)[:200]}
             break
@@ -139,9 +158,11 @@ def measure_physics_warp(
 def format_physics_warp(results: dict) -> str:
     meta = results.get("meta", {})
     startup = meta.get("startup_s", float("nan"))
+    staged = any("stage_tax" in row for name, row in results.items() if name != "meta")
     header = (
-        f"{'nworld':>8} {'orbit steps/s':>15} {'plain steps/s':>15} {'orbit tax':>10} "
-        f"{'KB/world':>9} {'pool peak MB':>12}"
+        f"{'nworld':>8} {'held steps/s':>15} {'plain steps/s':>15} {'held tax':>10} "
+        + (f"{'stage steps/s':>14} {'stage tax':>10} " if staged else "")
+        + f"{'KB/world':>9} {'pool peak MB':>12}"
     )
     lines = [
         f"device {meta.get('device')}, kernel compile/load + first step: {startup:.1f} s",
@@ -156,9 +177,21 @@ def format_physics_warp(results: dict) -> str:
         memory, peak = row["memory_per_world_kb"], row.get("peak_pool_mb")
         memory_text = "n/a" if memory is None else f"{memory:.1f}"
         peak_text = "n/a" if peak is None else f"{peak:.0f}"
+        stage_text = ""
+        if staged:
+            stage_text = (
+                f"{row['stage_steps_per_s']:>14,.0f} {row['stage_tax']:>10.1%} "
+                if "stage_tax" in row
+                else f"{'-':>14} {'-':>10} "
+            )
         lines.append(
             f"{nworld:>8} {row['orbit_steps_per_s']:>15,.0f} "
             f"{row['plain_steps_per_s']:>15,.0f} {row['orbit_tax']:>10.1%} "
-            f"{memory_text:>9} {peak_text:>12}"
+            f"{stage_text}{memory_text:>9} {peak_text:>12}"
+        )
+    if staged:
+        lines.append(
+            "held: loads once per step (orbit.coupling='held'); stage: loads at every RK4 "
+            "stage ('stage'), against the plain MuJoCo-Warp step of its own worlds"
         )
     return "\n".join(lines)

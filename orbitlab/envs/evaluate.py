@@ -145,9 +145,9 @@ class StepMeters:
     # ---------------------------------------------------------------- wrapping
     def install(self) -> Self:
         for name, group in self.groups.items():
-            group.apply = self._metered_apply(name, group, group.apply)
+            group.apply = self._metered_apply(name, group, group.apply)  # type: ignore[method-assign]
         manager = self.env.reward_manager
-        manager.compute = self._metered_compute(manager.compute)
+        manager.compute = self._metered_compute(manager.compute)  # type: ignore[method-assign]
         self._funcs = manager._funcs
         manager._funcs = {k: self._captured(k, f) for k, f in self._funcs.items()}
         self._installed = True

@@ -16,7 +16,7 @@ gives the single env and `gymnasium.make_vec(id, num_envs=N)` the batched one.
 from __future__ import annotations
 
 import importlib
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -47,7 +47,7 @@ def _box(shape, low=-np.inf, high=np.inf) -> gym.spaces.Box:
 class OrbitlabVectorEnv(gym.vector.VectorEnv):
     """All worlds of a ManagerBasedRLEnv as one Gymnasium vector env."""
 
-    metadata: ClassVar[dict] = {
+    metadata: dict = {  # noqa: RUF012 - Gymnasium reads it from the class
         "autoreset_mode": AutoresetMode.SAME_STEP,
         "render_modes": ["rgb_array"],
     }
@@ -98,7 +98,7 @@ class OrbitlabVectorEnv(gym.vector.VectorEnv):
 class OrbitlabGymEnv(gym.Env):
     """One world of a task as a plain Gymnasium env (numpy, float32)."""
 
-    metadata: ClassVar[dict] = {"render_modes": ["rgb_array"]}
+    metadata: dict = {"render_modes": ["rgb_array"]}  # noqa: RUF012 - read from the class
 
     def __init__(self, cfg_entry_point: str, render_mode: str | None = None, **overrides):
         overrides.pop("num_envs", None)

@@ -17,13 +17,13 @@ All tensors are torch on the simulation's device, shaped (num_envs, ...).
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
+from orbitlab.envs.agent_readings import AgentReadings
 from orbitlab.managers.action_manager import ActionManager, ActionTermCfg
 from orbitlab.managers.command_manager import CommandManager, CommandTermCfg
 from orbitlab.managers.curriculum_manager import CurriculumManager
@@ -39,6 +39,8 @@ from orbitlab.managers.terms import (
     TerminationTermCfg,
 )
 from orbitlab.scene.scene import Scene, SceneCfg
+from orbitlab.seeding import stream_seed
+from orbitlab.sensors.base import Sensor
 
 
 @dataclass(kw_only=True)
@@ -62,22 +64,10 @@ class ManagerBasedRLEnvCfg:
     """Optional agent graph factory `agent(env) -> (AgentGraph, {graph key: actuator group})`;
     it runs before every physics step with the sensors' values."""
     seed: int = 0
-    """Seed of every random draw of the managers."""
+    """Seed of every random stream: events, observation noise, commands, actuator groups
+    and sensor noise each draw from `orbitlab.seeding.stream_seed(seed, component)`."""
     render_size: tuple[int, int] = (480, 640)
     """`render()` image size (height, width), px."""
-
-
-def sensor_keys(sensors) -> list[tuple[str, str]]:
-    """(graph key, sensor name) pairs: every sensor under its full name ('sat/gyro') and,
-    when no other entity has a sensor of that name, also under its short name ('gyro')."""
-    shorts = Counter(name.split("/", 1)[-1] for name in sensors)
-    keys = [(name, name) for name in sensors]
-    keys += [
-        (name.split("/", 1)[-1], name)
-        for name in sensors
-        if shorts[name.split("/", 1)[-1]] == 1 and "/" in name
-    ]
-    return keys
 
 
 class ManagerBasedRLEnv:
@@ -105,10 +95,12 @@ class ManagerBasedRLEnv:
         self.extras: dict[str, Any] = {"log": {}}
         self._renderer = None
         self._renderer_camera = None
-        self._sensor_keys = sensor_keys(self.scene.sensors)
         self.agent, self.agent_outputs = cfg.agent(self) if cfg.agent is not None else (None, {})
         self.command_manager = CommandManager(cfg.commands, self)
+        self._seed_scene(self.seed)
         self.action_manager = ActionManager(cfg.actions, self)
+        self._agent_readings = AgentReadings(self)
+        self._held_outputs = self._held_agent_outputs()
         self.event_manager = EventManager(cfg.events, self)
         self.event_manager.apply("startup")
         self.reward_manager = RewardManager(cfg.rewards, self)
@@ -133,18 +125,25 @@ class ManagerBasedRLEnv:
         return self.obs_buf, self.extras
 
     def reseed(self, seed: int) -> None:
-        """Restart every random stream from `seed` (events, noise, commands, actuators,
-        sensors), so that `reset(seed=s)` reproduces the same episodes."""
+        """Restart every random stream from `seed` (events, observation noise, commands,
+        actuators, sensor noise; each with `orbitlab.seeding.stream_seed(seed, component)`),
+        so that `reset(seed=s)` reproduces the same episodes."""
         self.seed = seed
         torch.manual_seed(seed)
-        self.event_manager.generator.manual_seed(seed + 202)
+        self.event_manager.generator.manual_seed(stream_seed(seed, "events"))
         if hasattr(self, "observation_manager"):
-            self.observation_manager.generator.manual_seed(seed + 101)
-        for k, term in enumerate(self.command_manager.terms.values()):
-            term.generator.manual_seed(seed + 303 + k)
-        for k, group in enumerate(self.scene.actuators.values()):
-            group.generator.manual_seed(seed + 404 + k + int(group.cfg.seed))
+            self.observation_manager.generator.manual_seed(stream_seed(seed, "observation"))
+        self.command_manager.reseed(seed)
+        self._seed_scene(seed)
         self.scene.view.episode.zero_()
+
+    def _seed_scene(self, seed: int) -> None:
+        """Seed the actuator groups' draws and the sensors' noise from `seed`."""
+        for name, group in self.scene.actuators.items():
+            group.generator.manual_seed(stream_seed(seed, f"actuators/{name}", group.cfg.seed))
+        for sensor in self.scene.sensors.values():
+            if isinstance(sensor, Sensor):
+                sensor.reseed(seed)
 
     def step(self, action: torch.Tensor):
         """Apply `action` (num_envs, action_dim) for `decimation` physics steps.
@@ -167,35 +166,53 @@ class ManagerBasedRLEnv:
             time_out & ~self.termination_manager.terminated
         )
         terminated = self.termination_manager.terminated.clone() | unhealthy
-        reward = self.reward_manager.compute(self.step_dt).clone()
+        reward = torch.where(unhealthy, 0.0, self.reward_manager.compute(self.step_dt))
         self.extras = {"log": {}, "time_outs": truncated}
-        num_unhealthy = int(unhealthy.sum())
-        if num_unhealthy:
-            reward[unhealthy] = 0.0
-            self.unhealthy_count += num_unhealthy
-            self.extras["log"]["Episode_Termination/sim_unhealthy"] = num_unhealthy
-            self.extras["unhealthy_reasons"] = self.scene.data.unhealthy()
+        # The step's one host read: which envs to reset (resets take host ids).
         done_ids = torch.nonzero(done | time_out | unhealthy)[:, 0]
         if done_ids.numel():
-            if "policy" in self.cfg.observations:
-                final_obs = self.observation_manager.compute(commit=False)["policy"]
-                if num_unhealthy:
-                    final_obs = torch.nan_to_num(final_obs, nan=0.0, posinf=0.0, neginf=0.0)
-                self.extras["final_obs"] = final_obs
-            self._reset_idx(done_ids)
+            self._end_episodes(done_ids, unhealthy)
         self.event_manager.apply("interval", dt=self.step_dt)
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, reward, terminated, truncated, self.extras
 
+    def _end_episodes(self, done_ids: torch.Tensor, unhealthy: torch.Tensor) -> None:
+        """Log frozen worlds, keep the final observation, reset `done_ids`."""
+        num_unhealthy = int(unhealthy.sum())
+        if num_unhealthy:
+            self.unhealthy_count += num_unhealthy
+            self.extras["log"]["Episode_Termination/sim_unhealthy"] = num_unhealthy
+            self.extras["unhealthy_reasons"] = self.scene.data.unhealthy()
+        if "policy" in self.cfg.observations:
+            final_obs = self.observation_manager.compute(commit=False)["policy"]
+            if num_unhealthy and isinstance(final_obs, torch.Tensor):
+                final_obs = torch.nan_to_num(final_obs, nan=0.0, posinf=0.0, neginf=0.0)
+            self.extras["final_obs"] = final_obs
+        self._reset_idx(done_ids)
+
     def _run_agent(self) -> None:
         if self.agent is None:
             return
-        values = {key: self.scene.sensors[name].value for key, name in self._sensor_keys}
-        values.update({name: term.command for name, term in self.command_manager.terms.items()})
-        values.update(self.agent_inputs)
-        values = self.agent.step(values, self.scene.view.step_count)
+        values = self.agent.step(self._agent_readings, self.scene.view.step_count)
         for key, group in self.agent_outputs.items():
+            if key in self._held_outputs and not self._held_outputs[key].updated:
+                continue  # the group already holds this output (written once per update)
             self.scene.actuators[group].set_command(values[key])
+
+    def _held_agent_outputs(self) -> dict[str, Any]:
+        """Agent output key -> the node publishing it, for outputs whose actuator group
+        nothing else commands: such a group is written only when that node updates."""
+        if self.agent is None:
+            return {}
+        publisher = {k: node for node in self.agent.nodes for k in node.output_keys.values()}
+        by_actions = {
+            id(term.group) for term in self.action_manager.terms.values() if hasattr(term, "group")
+        }
+        return {
+            key: publisher[key]
+            for key, group in self.agent_outputs.items()
+            if key in publisher and id(self.scene.actuators[group]) not in by_actions
+        }
 
     def _reset_idx(self, env_ids: torch.Tensor, update_curriculum: bool = True) -> None:
         log = self.extras.setdefault("log", {})

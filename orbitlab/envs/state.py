@@ -208,7 +208,8 @@ def _walk(
 
 
 def _leaves(env) -> Iterator[_Leaf]:
-    n, foreign, seen = env.num_envs, _foreign_ids(env), set()
+    n, foreign = env.num_envs, _foreign_ids(env)
+    seen: set[int] = set()
     for name, (obj, attrs) in _component_roots(env).items():
         if isinstance(obj, dict):  # actuator groups, sensors: each is a root of its own
             for key, value in obj.items():

@@ -7,11 +7,15 @@ it on once per environment step; actuator groups hold commands between steps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
+from orbitlab.actuators.thrusters import ThrusterGroup
 from orbitlab.managers.base import term_table
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 @dataclass(kw_only=True)
@@ -33,23 +37,22 @@ class ActionTerm:
 
     dim: int
 
-    def __init__(self, cfg: ActionTermCfg, env: Any):
+    def __init__(self, cfg: ActionTermCfg, env: ManagerBasedRLEnv):
         self.cfg, self.env = cfg, env
 
     def process(self, raw: torch.Tensor) -> torch.Tensor:
         if self.cfg.clip is not None:
             raw = raw.clamp(*self.cfg.clip)
-        kw = {"dtype": torch.float64, "device": raw.device}
-        return raw.to(torch.float64) * torch.as_tensor(self.cfg.scale, **kw) + torch.as_tensor(
-            self.cfg.offset, **kw
-        )
+        scale = torch.as_tensor(self.cfg.scale, dtype=torch.float64, device=raw.device)
+        offset = torch.as_tensor(self.cfg.offset, dtype=torch.float64, device=raw.device)
+        return raw.to(torch.float64) * scale + offset
 
     def apply(self, command: torch.Tensor) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
 class ActuatorAction(ActionTerm):
-    def __init__(self, cfg: ActuatorActionCfg, env: Any):
+    def __init__(self, cfg: ActuatorActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         if cfg.group not in env.scene.actuators:
             raise ValueError(
@@ -65,11 +68,17 @@ class ActuatorAction(ActionTerm):
 class ThrusterWrenchAction(ActionTerm):
     dim = 6
 
-    def __init__(self, cfg: ThrusterWrenchActionCfg, env: Any):
+    def __init__(self, cfg: ThrusterWrenchActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         if cfg.group not in env.scene.actuators:
             raise ValueError(f"action: no actuator group '{cfg.group}'")
-        self.group = env.scene.actuators[cfg.group]
+        group = env.scene.actuators[cfg.group]
+        if not isinstance(group, ThrusterGroup):
+            raise TypeError(
+                f"action: actuator group '{cfg.group}' is a {type(group).__name__}, "
+                "not a thruster group"
+            )
+        self.group = group
         self.group.allocator()
 
     def apply(self, command):
@@ -85,7 +94,7 @@ class ThrusterForceAction(ThrusterWrenchAction):
 
 
 class GraphInputAction(ActionTerm):
-    def __init__(self, cfg: GraphInputActionCfg, env: Any):
+    def __init__(self, cfg: GraphInputActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         self.dim = int(cfg.dim)
         # Zero until the first action, so that the graph can run before it.
@@ -94,7 +103,7 @@ class GraphInputAction(ActionTerm):
         )
 
     def apply(self, command):
-        self.env.agent_inputs[self.cfg.key] = command
+        self.env.agent_inputs[self.cfg.key].copy_(command)  # the graph holds this tensor
 
 
 @dataclass(kw_only=True)
@@ -139,7 +148,7 @@ class GraphInputActionCfg(ActionTermCfg):
 class ActionManager:
     """Splits the policy action across its terms (in order) and applies each."""
 
-    def __init__(self, terms: dict[str, ActionTermCfg], env: Any):
+    def __init__(self, terms: dict[str, ActionTermCfg], env: ManagerBasedRLEnv):
         self.env = env
         self.terms = {name: cfg.class_type(cfg, env) for name, cfg in terms.items()}
         self.total_dim = sum(t.dim for t in self.terms.values())

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from orbitlab.managers.terms import TermCfg
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
-def resolve_term(name: str, cfg: TermCfg, env: Any):
+
+def resolve_term(name: str, cfg: TermCfg, env: ManagerBasedRLEnv):
     """A callable for a term: the function itself, or an instance of a term class."""
     if not callable(cfg.func):
         raise TypeError(f"term '{name}': func must be callable, got {cfg.func!r}")
@@ -17,7 +21,7 @@ def resolve_term(name: str, cfg: TermCfg, env: Any):
     return cfg.func
 
 
-def term_table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
+def term_table(title: str, rows: Sequence[tuple[object, ...]], header: tuple[str, ...]) -> str:
     """A small text table of a manager's active terms."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = "+".join("-" * (w + 2) for w in widths)

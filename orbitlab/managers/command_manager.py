@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from orbitlab.managers.base import term_table
+from orbitlab.seeding import stream_seed
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 @dataclass(kw_only=True)
@@ -23,10 +27,12 @@ class CommandTermCfg:
 class CommandTerm:
     """Holds `command` (num_envs, dim); resamples per env when its timer expires."""
 
-    def __init__(self, cfg: CommandTermCfg, env: Any):
+    def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv):
         self.cfg, self.env = cfg, env
         self.time_left = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
-        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 303)
+        self.generator = torch.Generator(device=env.device).manual_seed(
+            stream_seed(env.seed, "commands")
+        )
 
     @property
     def command(self) -> torch.Tensor:  # pragma: no cover - abstract
@@ -65,9 +71,15 @@ class CommandTerm:
 class CommandManager:
     """All command terms by name; `command(name)` is their (num_envs, dim) tensor."""
 
-    def __init__(self, terms: dict[str, CommandTermCfg], env: Any):
+    def __init__(self, terms: dict[str, CommandTermCfg], env: ManagerBasedRLEnv):
         self.env = env
         self.terms = {name: cfg.class_type(cfg, env) for name, cfg in terms.items()}
+        self.reseed(env.seed)
+
+    def reseed(self, seed: int) -> None:
+        """Seed each term's generator from the environment seed and the term's name."""
+        for name, term in self.terms.items():
+            term.generator.manual_seed(stream_seed(seed, f"commands/{name}"))
 
     def command(self, name: str) -> torch.Tensor:
         if name not in self.terms:

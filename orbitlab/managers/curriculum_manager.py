@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import CurriculumTermCfg
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 class CurriculumManager:
     """Runs `func(env, env_ids, **params)` at resets; logs the value each term returns."""
 
-    def __init__(self, terms: dict[str, CurriculumTermCfg], env: Any):
+    def __init__(self, terms: dict[str, CurriculumTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
         self.state: dict[str, float] = {}

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import EventTermCfg
+from orbitlab.seeding import stream_seed
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 class EventManager:
     """Runs `func(env, env_ids, **params)` for the terms of a mode."""
 
-    def __init__(self, terms: dict[str, EventTermCfg], env: Any):
+    def __init__(self, terms: dict[str, EventTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         for name, cfg in terms.items():
             if cfg.mode not in ("startup", "reset", "interval"):
@@ -21,7 +25,9 @@ class EventManager:
                     f"event '{name}': mode must be startup, reset or interval, got {cfg.mode!r}"
                 )
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
-        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 202)
+        self.generator = torch.Generator(device=env.device).manual_seed(
+            stream_seed(env.seed, "events")
+        )
         self._time_left = {
             n: self._draw(t, env.num_envs) for n, t in terms.items() if t.mode == "interval"
         }

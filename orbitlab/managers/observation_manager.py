@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import ObservationGroupCfg
+from orbitlab.seeding import stream_seed
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 class ObservationManager:
     """Computes every observation group, e.g. {'policy': (N, D), 'critic': (N, D')}."""
 
-    def __init__(self, groups: dict[str, ObservationGroupCfg], env: Any):
+    def __init__(self, groups: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv):
         self.env, self.groups = env, groups
         self._funcs = {
             g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
@@ -21,7 +25,9 @@ class ObservationManager:
         }
         self._history: dict[tuple[str, str], torch.Tensor] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
-        self.generator = torch.Generator(device=env.device).manual_seed(env.seed + 101)
+        self.generator = torch.Generator(device=env.device).manual_seed(
+            stream_seed(env.seed, "observation")
+        )
         sample = self.compute()
         self.shapes = {
             g: (

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import RewardTermCfg
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 class RewardManager:
     """reward = sum_i weight_i * term_i(env) * step_dt."""
 
-    def __init__(self, terms: dict[str, RewardTermCfg], env: Any):
+    def __init__(self, terms: dict[str, RewardTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
         n = env.num_envs

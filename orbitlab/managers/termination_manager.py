@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from orbitlab.managers.base import resolve_term, term_table
 from orbitlab.managers.terms import TerminationTermCfg
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 class TerminationManager:
     """`terminated` (a terminal state) and `time_outs` (truncation) per env."""
 
-    def __init__(self, terms: dict[str, TerminationTermCfg], env: Any):
+    def __init__(self, terms: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
         n = env.num_envs
@@ -37,7 +40,7 @@ class TerminationManager:
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         """Per term, how many of the `env_ids` episodes it ended; with a 'success' term
         also `Episode/success_rate`, the fraction of them that ended by it."""
-        log = {
+        log: dict[str, float] = {
             f"Episode_Termination/{name}": int(value[env_ids].sum())
             for name, value in self.last.items()
         }

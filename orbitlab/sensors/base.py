@@ -10,7 +10,9 @@ that resets samples at once), holds that sample in between, and delivers it
 with a constant `bias` (plus a per-world random bias of std `bias_std` drawn at
 reset), a random walk whose increments over a sampling interval dt_s have std
 `bias_walk_std * sqrt(dt_s)`, and white noise n ~ N(0, 1) from the
-counter-based generator of `noise.py` (reproducible per world). Subclasses
+counter-based generator of `noise.py` (reproducible per world), keyed per world by the
+sensor's stream seed `orbitlab.seeding.stream_seed(env seed, 'sensors/<name>', cfg.seed)`
+(`reseed`; the environment calls it with its seed, a bare scene uses seed 0). Subclasses
 define `truth()`, may post-process in `measure()` (e.g. normalise a quaternion),
 and declare `dim` (and optional `names` of the components).
 
@@ -26,7 +28,8 @@ from typing import ClassVar
 import torch
 
 from orbitlab.actuators.delay import DelayLine
-from orbitlab.sensors.noise import gaussian
+from orbitlab.seeding import stream_seed
+from orbitlab.sensors.noise import gaussian, world_keys
 from orbitlab.sim.views import SimView
 
 
@@ -52,7 +55,11 @@ class SensorCfg:
     bias_walk_std: float | tuple[float, ...] = 0.0
     """Bias random-walk density, units/sqrt(s)."""
     seed: int = 0
-    """Noise seed."""
+    """Salt of the noise seed, mixed with the environment's seed (`orbitlab.seeding`)."""
+
+
+_WHITE_STREAM, _BIAS_STREAM = 0, 1
+"""Noise streams of one key: white noise; bias (the reset draw and the random walk)."""
 
 
 def _steps(value_s: float, dt: float, owner: str, field_name: str) -> int:
@@ -119,8 +126,17 @@ class Sensor:
         self.samples = torch.zeros(n, dtype=torch.long, device=view.device)
         self.delay = DelayLine(latency, (n, self.dim), device=view.device)
         self.worlds = torch.arange(n, device=view.device)
+        self.noise_key = torch.zeros(n, dtype=torch.long, device=view.device)
+        """Each world's 32-bit noise key (`noise.world_keys`), set by `reseed`; part of the
+        exact state, so a restored world continues with its own noise."""
+        self.reseed(0)
         self._has_walk = bool((self.walk_std > 0).any())
         self._has_white = bool((self.std > 0).any())
+
+    def reseed(self, seed: int) -> None:
+        """Key every world's noise by the environment seed `seed` (and `cfg.seed`)."""
+        noise_seed = stream_seed(seed, f"sensors/{self.name}", self.cfg.seed)
+        self.noise_key.copy_(world_keys(noise_seed, self.worlds))
 
     @property
     def noise_dim(self) -> int:
@@ -165,15 +181,14 @@ class Sensor:
     # ------------------------------------------------------------------ run
     def _noise(self, worlds: torch.Tensor | slice, walk: bool) -> torch.Tensor:
         view = self.view
-        ids = self.worlds[worlds]
-        seed, ep, k = self.cfg.seed, view.episode[worlds], self.samples[worlds]
+        key, ep, k = self.noise_key[worlds], view.episode[worlds], self.samples[worlds]
         if walk and self._has_walk:
             dt_s = self.period_steps * view.dt
-            step = gaussian(seed, 2 * self.stream + 1, ids, ep, k, self.noise_dim)
+            step = gaussian(key, _BIAS_STREAM, ep, k, self.noise_dim)
             self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
         total = self.bias + self.world_bias[worlds]
         if self._has_white:
-            total = total + self.std * gaussian(seed, 2 * self.stream, ids, ep, k, self.noise_dim)
+            total = total + self.std * gaussian(key, _WHITE_STREAM, ep, k, self.noise_dim)
         return total
 
     def _sample(self, worlds: torch.Tensor | slice, walk: bool = True) -> None:
@@ -189,14 +204,8 @@ class Sensor:
         self.world_bias[worlds] = 0.0
         if bool((self.bias_std > 0).any()):
             ep = self.view.episode[worlds]
-            draw = gaussian(
-                self.cfg.seed,
-                2 * self.stream + 1,
-                worlds,
-                ep,
-                torch.full_like(worlds, -1),
-                self.noise_dim,
-            )
+            minus_one = torch.full_like(worlds, -1)  # the bias draw precedes sample 0
+            draw = gaussian(self.noise_key[worlds], _BIAS_STREAM, ep, minus_one, self.noise_dim)
             self.world_bias[worlds] = self.bias_std * draw
         self._sample(worlds, walk=False)  # the walk starts from the reset
         self.delay.reset(worlds, self.held[worlds])

@@ -158,7 +158,7 @@ class OrbitData:
         self._switches.to_qfrc = int(
             bool(self._switches.from_qpos) and self.backend.loads_as_generalized_forces
         )
-        self._graph = None
+        self._graph: wp.Graph | None = None
         self._record_launches()
         self._stepper = self._stage_stepper()
         self.set_orbit(orbit)
@@ -174,10 +174,6 @@ class OrbitData:
         why = [
             reason
             for bad, reason in (
-                (
-                    self.device != "cpu" or not hasattr(self.backend, "batch"),
-                    "the CPU backend (backend='cpu')",
-                ),
                 (m.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4, "integrator RK4"),
                 (
                     self.model.orbit_substeps != 1 or self.model.segment_steps != 1,
@@ -194,13 +190,16 @@ class OrbitData:
             )
         from orbitlab.sim.stages import StageStepper
 
-        batch = self.backend.batch
+        prepare = None if self._switches.from_qpos else self.backend.kinematics
+        return StageStepper(self, prepare, self._active_worlds)
 
-        def prepare(ids):
-            if not self._switches.from_qpos:
-                batch.forward(ids=ids, stage=mujoco.mjtStage.mjSTAGE_VEL)
-
-        return StageStepper(self, prepare, self._loads.launch, lambda ids: batch.forward(ids=ids))
+    def _active_worlds(self) -> np.ndarray | None:
+        """The healthy worlds' ids for MuJoCo's per-world calls, or None for all of them
+        (always None where MuJoCo runs every world, as on MuJoCo-Warp: no host read)."""
+        if not self.backend.per_world_calls:
+            return None
+        codes = self._arrays["health"].numpy()  # a live view on the CPU
+        return np.flatnonzero(codes == 0) if codes.any() else None
 
     # ----------------------------------------------------------------- buffers
     def _alloc(self, name: str, shape: tuple[int, ...], dtype) -> wp.array:
@@ -391,8 +390,11 @@ class OrbitData:
         if self.device.startswith("cuda"):
             if self._graph is None:
                 with wp.ScopedCapture(device=self.device) as capture:
-                    self._loads_and_advance.launch()
-                    self.backend.step(derived=derived)
+                    if self._stepper is not None:
+                        self._stepper.step()
+                    else:
+                        self._loads_and_advance.launch()
+                        self.backend.step(derived=derived)
                 self._graph = capture.graph
             for _ in range(nstep):
                 wp.capture_launch(self._graph)

@@ -90,7 +90,7 @@ class OrbitModel:
         for name in ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic"):
             setattr(sw, name, int(bool(getattr(self.orbit, name))))
         sw.penumbra = int(bool(self.orbit.use_penumbra))
-        sw.timestep = self.timestep
+        sw.timestep = self.timestep  # type: ignore[assignment]  # a Warp struct's float64 field
         sw.orbit_substeps = self.orbit_substeps
         sw.segment_steps = self.segment_steps
         sw.from_qpos = 0

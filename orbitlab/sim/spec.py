@@ -88,7 +88,7 @@ class OrbitLayerCfg:
     the timestep)."""
     coupling: str = "held"
     """How the orbit-layer loads enter the integration. 'stage': evaluated at every RK4
-    stage by orbitlab's own RK4 of the coupled state (fourth order; CPU backend, RK4,
+    stage by orbitlab's own RK4 of the coupled state (fourth order; either backend, RK4,
     orbit_dt on the timestep, no CMGs: `orbitlab.sim.stages`). 'held': evaluated once
     per step and held over MuJoCo's integration (first order in dt for the loads; any
     backend, integrator and schedule; the faster of the two)."""

@@ -5,168 +5,363 @@ MuJoCo's own RK4 evaluates the forces at four stage states but holds `qfrc_appli
 gravity, gravity gradient, drag, SRP, magnetic torques, actuators, origin correction) is
 then constant over the step, which makes the coupled step first order in dt. This module
 drives the classic RK4 itself around MuJoCo's forward dynamics instead, for the whole
-coupled state: chief R, V (km, km/s), every world's qpos / qvel and the wheels' momenta
-(N m s). At each stage it writes the stage state, launches the loads kernel on it (which
-also gives the chief's acceleration) and runs MuJoCo's `forward` for qacc. Quaternions
-are integrated in their embedded form q' = q (x) (0, omega) / 2 and normalised after the
-step (`PositionRates`), which keeps the whole coupled step fourth order.
+coupled state y = (chief R, V in km, km/s; every world's qpos, qvel; the wheels' momenta
+in N m s). At each stage k it launches the loads kernel at the stage state (which also
+gives the chief's acceleration), runs MuJoCo's `forward` for qacc, and then `rk4_stage`
+(one Warp kernel, one thread per world) adds w_k f(y_k) to the step's sum and writes the
+next stage state y_0 + c_{k+1} dt f(y_k), or after the last stage y_0 + dt sum_k w_k f(y_k).
 
-Constraints: CPU backend, the chief on the MuJoCo timestep (orbit_dt None or equal), no
-CMGs and no actuator activations; `OrbitData` refuses the others with a one-line reason.
+Quaternions are integrated in their embedded form q' = q (x) (0, omega) / 2 and normalised
+after the step, which keeps the whole coupled step fourth order (stepping them by the
+exponential map at each stage, as MuJoCo's own RK4 does, measured second order here: error
+ratio 4.0 per halving of dt in the gravity-gradient case, against 15.5 for this form).
+
+The same kernels and the same `StageStepper` serve both backends: on the CPU backend the
+MuJoCo arrays are float64 views of `mujoco.batch`'s rows, on MuJoCo-Warp its float32 device
+arrays. The step's start state and its sum of stage derivatives are kept in float64 on
+either, so that MuJoCo-Warp's float32 state only rounds the stage states, not the sum.
+The step issues no host read on a GPU (it can be captured as a CUDA graph).
+
+Constraints: RK4 as the model's integrator, the chief on the MuJoCo timestep (orbit_dt
+None or equal), no CMGs and no actuator activations; `OrbitData` refuses the others with a
+one-line reason.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import mujoco
 import numpy as np
+import warp as wp
+
+from orbitlab.sim.launch import WorldLaunch
+from orbitlab.sim.records import WorldState
+
+wp.set_module_options({"enable_backward": False})
+
+f64 = wp.float64
+vec3d = wp.vec3d
 
 RK4_NODES = (0.0, 0.5, 0.5, 1.0)
-"""Stage times as fractions of the step."""
+"""Stage times c_k as fractions of the step."""
 RK4_WEIGHTS = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
-"""Weights of the stage derivatives in the update."""
+"""Weights w_k of the stage derivatives in the update."""
+
+JNT_FREE = int(mujoco.mjtJoint.mjJNT_FREE)
+JNT_BALL = int(mujoco.mjtJoint.mjJNT_BALL)
 
 
-class PositionRates:
-    """The time derivative of qpos for every world at once, joint by joint: qvel for
-    hinges, slides and the free joints' positions, q (x) (0, omega) / 2 for the
-    quaternions of free and ball joints (omega in body axes, as MuJoCo's qvel holds it).
+@wp.struct
+class JointTable:
+    """MuJoCo's joints, one row each: type (mjtJoint), qpos address, dof address."""
 
-    RK4 on this embedded form is fourth order in the attitude; stepping the quaternions by
-    the exponential map at each stage (as MuJoCo's own RK4 does) is second order when the
-    rate changes direction within the step (measured here: error ratio 4.0 per halving
-    of dt in the gravity-gradient case, against 15.5 for this form).
+    kind: wp.array(dtype=int)
+    qposadr: wp.array(dtype=int)
+    dofadr: wp.array(dtype=int)
+
+
+@wp.struct
+class StepStart:
+    """Per-world float64 state at the step's start (y_0) and the running sum of w_k f(y_k).
+
+    Between steps qpos, qvel and time hold the float64 end of the last step, of which
+    MuJoCo's arrays hold the rounding (float32 on MuJoCo-Warp): the next step starts from
+    it wherever the arrays are unchanged, so the state is integrated in float64 on both
+    backends and only the stage evaluations see MuJoCo-Warp's float32.
     """
 
-    def __init__(self, m: mujoco.MjModel):
-        self.quats: list[tuple[int, int]] = []  # (qpos address of the quaternion, dof)
-        lin_q, lin_v = [], []
-        for j in range(m.njnt):
-            kind, qa, da = m.jnt_type[j], m.jnt_qposadr[j], m.jnt_dofadr[j]
-            if kind == mujoco.mjtJoint.mjJNT_FREE:
-                lin_q += [qa, qa + 1, qa + 2]
-                lin_v += [da, da + 1, da + 2]
-                self.quats.append((qa + 3, da + 3))
-            elif kind == mujoco.mjtJoint.mjJNT_BALL:
-                self.quats.append((qa, da))
-            else:  # hinge, slide
-                lin_q.append(qa)
-                lin_v.append(da)
-        self.lin_q = np.asarray(lin_q, dtype=np.int64)
-        self.lin_v = np.asarray(lin_v, dtype=np.int64)
-
-    def __call__(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
-        """dqpos/dt, (nworld, nq), at the state (qpos, qvel)."""
-        rates = np.zeros_like(qpos)
-        if self.lin_q.size:
-            rates[:, self.lin_q] = qvel[:, self.lin_v]
-        for qa, da in self.quats:
-            rates[:, qa : qa + 4] = quat_rate(qpos[:, qa : qa + 4], qvel[:, da : da + 3])
-        return rates
-
-    def normalize(self, qpos: np.ndarray) -> None:
-        """Scale every quaternion of `qpos` ((nworld, nq), in place) to unit length."""
-        for qa, _ in self.quats:
-            qpos[:, qa : qa + 4] /= np.linalg.norm(qpos[:, qa : qa + 4], axis=1, keepdims=True)
+    frozen: wp.array(dtype=int)  # 1: unhealthy at the first stage, left as it is
+    qpos: wp.array2d(dtype=wp.float64)
+    qvel: wp.array2d(dtype=wp.float64)
+    R: wp.array(dtype=wp.vec3d)  # km
+    V: wp.array(dtype=wp.vec3d)  # km/s
+    wheel_momentum: wp.array2d(dtype=wp.float64)  # N m s
+    t: wp.array(dtype=wp.float64)  # s since J2000
+    time: wp.array(dtype=wp.float64)  # MuJoCo time, s
+    sum_qpos: wp.array2d(dtype=wp.float64)  # sum of w_k dqpos/dt
+    sum_qvel: wp.array2d(dtype=wp.float64)  # sum of w_k qacc
+    sum_R: wp.array(dtype=wp.vec3d)  # sum of w_k V
+    sum_V: wp.array(dtype=wp.vec3d)  # sum of w_k a_chief
+    sum_wheel: wp.array2d(dtype=wp.float64)  # sum of w_k wheel torque
 
 
-def quat_rate(quat: np.ndarray, omega_local: np.ndarray) -> np.ndarray:
-    """(n, 4) dq/dt = q (x) (0, omega) / 2 for body-axes rates omega (n, 3), rad/s."""
-    qw, qx, qy, qz = quat[:, 0], quat[:, 1], quat[:, 2], quat[:, 3]
-    wx, wy, wz = omega_local[:, 0], omega_local[:, 1], omega_local[:, 2]
-    return 0.5 * np.stack(
-        [
-            -qx * wx - qy * wy - qz * wz,
-            qw * wx + qy * wz - qz * wy,
-            qw * wy - qx * wz + qz * wx,
-            qw * wz + qx * wy - qy * wx,
-        ],
-        axis=1,
+@wp.func
+def quat_rate(q: wp.vec4d, omega: wp.vec3d) -> wp.vec4d:
+    """dq/dt = q (x) (0, omega) / 2 for (w, x, y, z) q and body-axes rates omega, rad/s."""
+    half = f64(0.5)
+    return wp.vec4d(
+        half * (-q[1] * omega[0] - q[2] * omega[1] - q[3] * omega[2]),
+        half * (q[0] * omega[0] + q[2] * omega[2] - q[3] * omega[1]),
+        half * (q[0] * omega[1] - q[1] * omega[2] + q[3] * omega[0]),
+        half * (q[0] * omega[2] + q[1] * omega[1] - q[2] * omega[0]),
     )
 
 
-class StageStepper:
-    """One per-stage RK4 step of every healthy world of an `OrbitData` (CPU backend).
+@wp.func
+def stage_sum(first: int, previous: Any, weight: f64, rate: Any):
+    """The step's sum after stage k: w_k f(y_k), plus the earlier stages' unless k == 0."""
+    total = weight * rate
+    if first == 0:
+        total = previous + total
+    return total
 
-    `prepare(ids)` makes MuJoCo's position/velocity-derived fields current where the loads
-    kernel reads them (articulated scenes; a no-op for free-floating ones), `launch_loads()`
-    evaluates the loads and the chief acceleration at the state in the arrays, and
-    `forward(ids)` is MuJoCo's forward dynamics (qacc) of worlds `ids` (None: all).
+
+@wp.func
+def stage_value(last: int, y0: Any, total: Any, rate: Any, h: f64, dt: f64):
+    """y_0 + h f(y_k) (the next stage's state, h = c_{k+1} dt, s), or after the last stage
+    y_0 + dt sum_k w_k f(y_k)."""
+    value = y0 + h * rate
+    if last != 0:
+        value = y0 + dt * total
+    return value
+
+
+@wp.func
+def restore_start(
+    w: int,
+    state: WorldState,
+    start: StepStart,
+    qpos: wp.array2d(dtype=Any),
+    qvel: wp.array2d(dtype=Any),
+    time: wp.array(dtype=Any),
+):
+    """Put world w back to the state it had at the step's start (frozen during the step)."""
+    for i in range(qpos.shape[1]):
+        qpos[w, i] = qpos.dtype(start.qpos[w, i])
+    for i in range(qvel.shape[1]):
+        qvel[w, i] = qvel.dtype(start.qvel[w, i])
+    for i in range(state.wheel_momentum.shape[1]):
+        state.wheel_momentum[w, i] = start.wheel_momentum[w, i]
+    state.R[w] = start.R[w]
+    state.V[w] = start.V[w]
+    state.t[w] = start.t[w]
+    time[w] = time.dtype(start.time[w])
+
+
+@wp.kernel
+def rk4_stage(
+    world_offset: int,
+    chunk: int,
+    k: int,
+    dt: f64,
+    joints: JointTable,
+    state: WorldState,
+    start: StepStart,
+    qpos: wp.array2d(dtype=Any),
+    qvel: wp.array2d(dtype=Any),
+    qacc: wp.array2d(dtype=Any),
+    time: wp.array(dtype=Any),
+):
+    """Stage k (0..3) of world w: add w_k f(y_k) to the sum, write the next stage state
+    (or the step's end). y_k is in the arrays, with MuJoCo's qacc and the loads kernel's
+    chief acceleration and wheel torques evaluated at it. A world unhealthy at the first
+    stage is left as it is; one found unhealthy later returns to its start state."""
+    w = wp.tid() + world_offset
+    first = 0
+    if k == 0:
+        first = 1
+    last = 0
+    if k == 3:
+        last = 1
+    if first != 0:
+        frozen = 0
+        if state.health[w] != 0:
+            frozen = 1
+        start.frozen[w] = frozen
+    if start.frozen[w] != 0:
+        return
+    nq = qpos.shape[1]
+    nv = qvel.shape[1]
+    nrw = state.wheel_momentum.shape[1]
+    if first != 0:
+        # y_0: the float64 end of the last step wherever the arrays still hold its rounding
+        # (MuJoCo-Warp's float32), else what was written there since (a reset, a user).
+        for i in range(nq):
+            if qpos.dtype(start.qpos[w, i]) != qpos[w, i]:
+                start.qpos[w, i] = f64(qpos[w, i])
+        for i in range(nv):
+            if qvel.dtype(start.qvel[w, i]) != qvel[w, i]:
+                start.qvel[w, i] = f64(qvel[w, i])
+        if time.dtype(start.time[w]) != time[w]:
+            start.time[w] = f64(time[w])
+        for i in range(nrw):
+            start.wheel_momentum[w, i] = state.wheel_momentum[w, i]
+        start.R[w] = state.R[w]
+        start.V[w] = state.V[w]
+        start.t[w] = state.t[w]
+    if last != 0 and state.health[w] != 0:
+        restore_start(w, state, start, qpos, qvel, time)
+        return
+    weight = f64(1.0) / f64(6.0)
+    if k == 1 or k == 2:
+        weight = f64(1.0) / f64(3.0)
+    h = f64(0.5) * dt  # c_{k+1} dt
+    if k >= 2:
+        h = dt
+    # Positions first: their rates read this stage's qvel, which the velocities overwrite.
+    for j in range(joints.kind.shape[0]):
+        kind = joints.kind[j]
+        qa = joints.qposadr[j]
+        da = joints.dofadr[j]
+        nlin = 1
+        quat_at = -1
+        if kind == JNT_FREE:
+            nlin = 3
+            quat_at = 3
+        elif kind == JNT_BALL:
+            nlin = 0
+            quat_at = 0
+        for i in range(nlin):
+            rate = f64(qvel[w, da + i])
+            total = stage_sum(first, start.sum_qpos[w, qa + i], weight, rate)
+            start.sum_qpos[w, qa + i] = total
+            value = stage_value(last, start.qpos[w, qa + i], total, rate, h, dt)
+            qpos[w, qa + i] = qpos.dtype(value)
+            if last != 0:
+                start.qpos[w, qa + i] = value
+        if quat_at >= 0:
+            a = qa + quat_at
+            b = da + quat_at
+            q = wp.vec4d(
+                f64(qpos[w, a]), f64(qpos[w, a + 1]), f64(qpos[w, a + 2]), f64(qpos[w, a + 3])
+            )
+            omega = vec3d(f64(qvel[w, b]), f64(qvel[w, b + 1]), f64(qvel[w, b + 2]))
+            rate4 = quat_rate(q, omega)
+            q0 = wp.vec4d(
+                start.qpos[w, a], start.qpos[w, a + 1], start.qpos[w, a + 2], start.qpos[w, a + 3]
+            )
+            previous = wp.vec4d(
+                start.sum_qpos[w, a],
+                start.sum_qpos[w, a + 1],
+                start.sum_qpos[w, a + 2],
+                start.sum_qpos[w, a + 3],
+            )
+            total4 = stage_sum(first, previous, weight, rate4)
+            value4 = stage_value(last, q0, total4, rate4, h, dt)
+            if last != 0:
+                value4 = wp.normalize(value4)
+            for i in range(4):
+                start.sum_qpos[w, a + i] = total4[i]
+                qpos[w, a + i] = qpos.dtype(value4[i])
+                if last != 0:
+                    start.qpos[w, a + i] = value4[i]
+    for i in range(nv):
+        rate = f64(qacc[w, i])
+        total = stage_sum(first, start.sum_qvel[w, i], weight, rate)
+        start.sum_qvel[w, i] = total
+        value = stage_value(last, start.qvel[w, i], total, rate, h, dt)
+        qvel[w, i] = qvel.dtype(value)
+        if last != 0:
+            start.qvel[w, i] = value
+    for i in range(nrw):
+        rate = state.wheel_torque_applied[w, i]
+        total = stage_sum(first, start.sum_wheel[w, i], weight, rate)
+        start.sum_wheel[w, i] = total
+        state.wheel_momentum[w, i] = stage_value(
+            last, start.wheel_momentum[w, i], total, rate, h, dt
+        )
+    V = state.V[w]
+    A = state.a_chief[w]
+    sum_R = stage_sum(first, start.sum_R[w], weight, V)
+    sum_V = stage_sum(first, start.sum_V[w], weight, A)
+    start.sum_R[w] = sum_R
+    start.sum_V[w] = sum_V
+    state.R[w] = stage_value(last, start.R[w], sum_R, V, h, dt)
+    state.V[w] = stage_value(last, start.V[w], sum_V, A, h, dt)
+    if last != 0:
+        n = state.nstep[w] + wp.int64(1)
+        state.nstep[w] = n
+        state.t[w] = state.t_anchor[w] + f64(n) * dt
+        start.time[w] = start.time[w] + dt
+        time[w] = time.dtype(start.time[w])
+    else:
+        state.t[w] = start.t[w] + h
+        time[w] = time.dtype(start.time[w] + h)
+
+
+def joint_table(m: mujoco.MjModel, device: str) -> JointTable:
+    """The model's joints as Warp arrays on `device`."""
+    table = JointTable()
+    for name, values in (
+        ("kind", m.jnt_type),
+        ("qposadr", m.jnt_qposadr),
+        ("dofadr", m.jnt_dofadr),
+    ):
+        setattr(table, name, wp.array(np.asarray(values, dtype=np.int32), dtype=int, device=device))
+    return table
+
+
+class StageStepper:
+    """One per-stage RK4 step of every healthy world of an `OrbitData`, on either backend.
+
+    Args:
+        data: the `OrbitData` (its backend, its orbit-layer state, its loads launch).
+        prepare: `prepare(ids)` makes MuJoCo's position/velocity-derived fields current
+            where the loads kernel reads them (articulated scenes; None for free-floating
+            ones, whose kernel reads qpos/qvel).
+        active: `active()` gives the healthy worlds' ids for MuJoCo's per-world calls, or
+            None for all (MuJoCo-Warp, or every world healthy). Must not read the device on
+            a GPU.
     """
 
-    def __init__(self, data, prepare, launch_loads, forward):
+    def __init__(self, data, prepare: Callable | None, active: Callable[[], Any]):
         self.data = data
         self.prepare = prepare
-        self.launch_loads = launch_loads
-        self.forward = forward
-        self.position_rates = PositionRates(data.model.mj_model)
-        self.qpos = data.backend.bind("qpos")
-        self.qvel = data.backend.bind("qvel")
-        self.qacc = data.backend.bind("qacc")
-        self.time = data.backend.bind("time")
-        arrays = data._arrays
-        self.R, self.V = arrays["R"].numpy(), arrays["V"].numpy()
-        self.t, self.t_anchor = arrays["t"].numpy(), arrays["t_anchor"].numpy()
-        self.nstep = arrays["nstep"].numpy()
-        self.a_chief = arrays["a_chief"].numpy()
-        self.health = arrays["health"].numpy()
-        self.h_wheel = arrays["wheel_momentum"].numpy()
-        self.tau_wheel = arrays["wheel_torque_applied"].numpy()
+        self.active = active
+        backend, m = data.backend, data.model.mj_model
+        nworld, nrw = data.nworld, data.model.count("wheels")
+        self.forward = backend.forward
+        self.start = StepStart()
+        self.start.frozen = backend.alloc((nworld,), int)
+        for name, shape, dtype in (
+            ("qpos", (nworld, m.nq), wp.float64),
+            ("qvel", (nworld, m.nv), wp.float64),
+            ("R", (nworld,), vec3d),
+            ("V", (nworld,), vec3d),
+            ("wheel_momentum", (nworld, nrw), wp.float64),
+            ("t", (nworld,), wp.float64),
+            ("time", (nworld,), wp.float64),
+            ("sum_qpos", (nworld, m.nq), wp.float64),
+            ("sum_qvel", (nworld, m.nv), wp.float64),
+            ("sum_R", (nworld,), vec3d),
+            ("sum_V", (nworld,), vec3d),
+            ("sum_wheel", (nworld, nrw), wp.float64),
+        ):
+            setattr(self.start, name, backend.alloc(shape, dtype))
+        field = backend.body_field
+        inputs = [
+            wp.float64(data.model.timestep),
+            joint_table(m, data.device),
+            data._state,
+            self.start,
+            field("qpos"),
+            field("qvel"),
+            field("qacc"),
+            field("time"),
+        ]
+        self.stages = [
+            WorldLaunch(
+                rk4_stage,
+                nworld,
+                inputs=[k, *inputs],
+                device=data.device,
+                nthread=data._kernel_threads,
+            )
+            for k in range(len(RK4_NODES))
+        ]
 
     def step(self) -> None:
         """Advance the healthy worlds by one timestep (frozen worlds keep their state)."""
-        dt = self.data.model.timestep
-        frozen = self.health != 0
-        any_frozen = bool(frozen.any())
-        ids = np.flatnonzero(~frozen) if any_frozen else None
-        q0, v0 = self.qpos.copy(), self.qvel.copy()
-        R0, V0, hw0 = self.R.copy(), self.V.copy(), self.h_wheel.copy()
-        t0, time0 = self.t.copy(), self.time.copy()
-        sum_qdot, sum_a = np.zeros_like(q0), np.zeros_like(v0)
-        sum_V, sum_A = np.zeros_like(V0), np.zeros_like(V0)
-        sum_tau = np.zeros_like(hw0)
-        qdot = a = V = A = tau = None
-        for k, (node, weight) in enumerate(zip(RK4_NODES, RK4_WEIGHTS, strict=True)):
-            if k:
-                h = node * dt
-                self.qpos[:] = q0 + h * qdot
-                self.qvel[:] = v0 + h * a
-                self.R[:] = R0 + h * V
-                self.V[:] = V0 + h * A
-                self.h_wheel[:] = hw0 + h * tau
-                self.t[:] = t0 + h
-                self.time[:] = time0 + h
-            V = self.V.copy()
-            qdot = self.position_rates(self.qpos, self.qvel)
-            self.prepare(ids)
-            self.launch_loads()
+        ids = self.active()
+        for stage in self.stages:
+            if self.prepare is not None:
+                self.prepare(ids)
+            self.data._loads.launch()
             self.forward(ids)
-            a, A, tau = self.qacc.copy(), self.a_chief.copy(), self.tau_wheel.copy()
-            sum_qdot += weight * qdot
-            sum_a += weight * a
-            sum_V += weight * V
-            sum_A += weight * A
-            sum_tau += weight * tau
-        newly_frozen = (self.health != 0) & ~frozen
-        self.qpos[:] = q0 + dt * sum_qdot
-        self.position_rates.normalize(self.qpos)
-        self.qvel[:] = v0 + dt * sum_a
-        self.R[:] = R0 + dt * sum_V
-        self.V[:] = V0 + dt * sum_A
-        self.h_wheel[:] = hw0 + dt * sum_tau
-        self.time[:] = time0 + dt
-        self.nstep[:] += 1
-        self.t[:] = self.t_anchor + self.nstep * dt
-        stop = frozen | newly_frozen
-        if any_frozen or stop.any():
-            # Worlds frozen before or during this step keep the state they had.
-            for now, before in (
-                (self.qpos, q0),
-                (self.qvel, v0),
-                (self.R, R0),
-                (self.V, V0),
-                (self.h_wheel, hw0),
-                (self.time, time0),
-                (self.t, t0),
-            ):
-                now[stop] = before[stop]
-            self.nstep[stop] -= 1
+            stage.launch()
+
+    def close(self) -> None:
+        for stage in self.stages:
+            stage.close()

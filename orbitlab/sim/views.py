@@ -47,12 +47,13 @@ class SimView:
 
     def frames(self) -> dict[str, torch.Tensor]:
         """Q (N, nbody, 3, 3) body to world; com (m), omega (rad/s), v_com (m/s): (N, nbody, 3)."""
-        if not self._fresh:
-            frames = self.data.body_frames()
-            if self._frames is None:
-                self._frames = {k: wp.to_torch(getattr(frames, k)) for k in FRAME_FIELDS}
+        views = self._frames
+        if views is None or not self._fresh:
+            frames = self.data.body_frames()  # recomputed in place: the torch views stay valid
+            if views is None:
+                views = self._frames = {k: wp.to_torch(getattr(frames, k)) for k in FRAME_FIELDS}
             self._fresh = True
-        return self._frames
+        return views
 
     def _free(self, body: int) -> tuple[int, int] | None:
         """(qpos address, dof address) of a free root body's joint, else None (cached)."""

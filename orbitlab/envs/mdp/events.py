@@ -93,10 +93,12 @@ def randomize_orbit(
     altitude_km=(400.0, 600.0),
     inclination_deg=(0.0, 98.0),
     eccentricity=(0.0, 0.0),
-    radius_km: float = 6378.137,
-    mu: float = 398600.4418,
 ) -> None:
-    """A random chief orbit per env: altitude of perigee, inclination, uniform angles."""
+    """A random chief orbit per env: altitude of perigee (km above the central body's
+    radius), inclination (deg), eccentricity and uniform angles. The radius and mu are
+    the scene's central body's (`SceneCfg.orbit.central_body`), so a custom body is used."""
+    body = env.scene.data.model.orbit.central_body
+    radius_km, mu = body.radius, body.gm
     alt = _uniform(env, env_ids, *altitude_km).cpu().numpy()
     inc = np.radians(_uniform(env, env_ids, *inclination_deg).cpu().numpy())
     ecc = _uniform(env, env_ids, *eccentricity).cpu().numpy()

@@ -33,6 +33,8 @@ BODY_FIELDS = {
     "qpos": wp.float64,
     "qvel": wp.float64,
     "qfrc_applied": wp.float64,
+    "qacc": wp.float64,
+    "time": wp.float64,
 }
 # MjData fields held in the batch's state rows (live views, never outputs).
 STATE_FIELDS = frozenset(
@@ -82,6 +84,8 @@ class CpuBackend:
     device = "cpu"
     loads_as_generalized_forces = True
     """Free-floating scenes get their loads as qfrc_applied (see `OrbitData`)."""
+    per_world_calls = True
+    """`forward`, `kinematics` and `step` can run a subset of the worlds (`ids`)."""
 
     def __init__(self, mj_model: mujoco.MjModel, nworld: int, nthread: int = 0):
         self.mj_model = mj_model
@@ -132,7 +136,13 @@ class CpuBackend:
         return values
 
     def forward(self, ids: np.ndarray | None = None) -> None:
+        """MuJoCo's forward dynamics (mj_forward) of worlds `ids` (None: all)."""
         self.batch.forward(ids=ids)
+
+    def kinematics(self, ids: np.ndarray | None = None) -> None:
+        """Position- and velocity-derived fields (xipos, xmat, cvel, ...) of worlds `ids`
+        at their current state (forward stages up to mjSTAGE_VEL)."""
+        self.batch.forward(ids=ids, stage=mujoco.mjtStage.mjSTAGE_VEL)
 
     def step(self, derived: bool = True, worlds: np.ndarray | None = None) -> None:
         """One MuJoCo step of every world (or of `worlds` only).

@@ -29,6 +29,8 @@ BODY_FIELDS = {
     "qpos": wp.float32,
     "qvel": wp.float32,
     "qfrc_applied": wp.float32,
+    "qacc": wp.float32,
+    "time": wp.float32,
 }
 MODEL_FIELDS = ("body_mass", "body_inertia", "body_ipos")
 MAX_CONTACTS_PER_PAIR = 8  # box-box and mesh pairs produce up to 8 points
@@ -90,6 +92,8 @@ class WarpBackend:
 
     loads_as_generalized_forces = False
     """Loads go to xfrc_applied: MuJoCo-Warp maps them on the device at no measurable cost."""
+    per_world_calls = False
+    """MuJoCo-Warp runs every world in each call (`ids` arguments are ignored)."""
 
     def __init__(
         self,
@@ -129,7 +133,8 @@ class WarpBackend:
         return getattr(self.d, name)
 
     def placeholder(self, name: str) -> wp.array:
-        return wp.zeros((1, 1), dtype=BODY_FIELDS[name], device=self.device)
+        dtype = BODY_FIELDS[name]
+        return wp.zeros((1, 1), dtype=dtype, device=self.device)  # type: ignore[call-overload]
 
     def bind(self, name: str) -> wp.array:
         """MuJoCo-Warp's (nworld, ...) device array for an MjData field."""
@@ -155,6 +160,17 @@ class WarpBackend:
         with wp.ScopedDevice(self.device):
             self.mjw.forward(self.m, self.d)
 
+    def kinematics(self, ids=None) -> None:
+        """Position- and velocity-derived fields (xipos, xmat, subtree_com, cvel) of every
+        world at its current state (`ids` is accepted and ignored)."""
+        with wp.ScopedDevice(self.device):
+            self._kinematics()
+
+    def _kinematics(self) -> None:
+        self.mjw.kinematics(self.m, self.d)
+        self.mjw.com_pos(self.m, self.d)
+        self.mjw.com_vel(self.m, self.d)
+
     def step(self, derived: bool = True, worlds: np.ndarray | None = None) -> None:
         """One MuJoCo-Warp step; with `derived`, kinematics refreshed at the new state.
 
@@ -165,9 +181,7 @@ class WarpBackend:
         with wp.ScopedDevice(self.device):
             self.mjw.step(self.m, self.d)
             if derived:
-                self.mjw.kinematics(self.m, self.d)
-                self.mjw.com_pos(self.m, self.d)
-                self.mjw.com_vel(self.m, self.d)
+                self._kinematics()
 
     def reset(self, ids: np.ndarray | None) -> None:
         with wp.ScopedDevice(self.device):

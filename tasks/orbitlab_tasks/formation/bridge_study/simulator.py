@@ -20,22 +20,27 @@ from orbitlab_tasks.formation.bridge_study.recorder import recording_adapter_cla
 def build_scene(seed: int):
     """The Formation task's scene (one world), reset as the env resets it with `seed`:
     leader at the chief co-rotating with the Hill frame, followers at their slots plus uniform
-    noise (`formation_env_cfg.INITIAL_NOISE`), drawn from the event stream seeded seed + 202."""
+    noise (`formation_env_cfg.INITIAL_NOISE`), drawn from the event stream (`stream_seed(seed, "events")`)."""
     import torch
 
     from orbitlab.envs.gym import load_cfg
     from orbitlab.scene.scene import Scene
+    from orbitlab.seeding import stream_seed
     from orbitlab_tasks import task_entry
     from orbitlab_tasks.formation import mdp
     from orbitlab_tasks.formation.formation_env_cfg import INITIAL_NOISE
 
     torch.manual_seed(seed)
     scene = Scene(load_cfg(task_entry("Formation").env_cfg, num_envs=1).scene)
-    for k, group in enumerate(scene.actuators.values()):
-        group.generator.manual_seed(seed + 404 + k + int(group.cfg.seed))
+    for name, group in scene.actuators.items():
+        group.generator.manual_seed(stream_seed(seed, f"actuators/{name}", group.cfg.seed))
+    for sensor in scene.sensors.values():
+        sensor.reseed(seed)
     ids = scene.all_worlds
     scene.reset(ids)
-    events = SimpleNamespace(generator=torch.Generator(device=scene.device).manual_seed(seed + 202))
+    events = SimpleNamespace(
+        generator=torch.Generator(device=scene.device).manual_seed(stream_seed(seed, "events"))
+    )
     mdp.reset_formation(
         SimpleNamespace(scene=scene, device=scene.device, event_manager=events),
         ids,

@@ -1,0 +1,113 @@
+"""Host reads inside `env.step`: counted by a guard, so that no new one slips in.
+
+A host read (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`, `nonzero()`, or a tensor turned
+into a Python bool/int/float) waits for the device: free on the CPU backend, a stall per call
+on a GPU. The guard patches those torch entry points for one steady-state step (no episode
+ends) and records the calling function. The env's own loop makes one (which envs to reset)
+and the action manager one (a non-finite action is refused before anything is applied); the
+rest are listed in `REMAINING` with the component that still makes them, to be removed
+there (task code under `tasks/` is not checked). A read at any other place fails the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from orbitlab.envs.gym import load_cfg
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab_tasks import task_entry
+
+ROOT = Path(__file__).resolve().parents[1]
+READS = ("item", "cpu", "tolist", "numpy", "nonzero", "__bool__", "__int__", "__float__")
+
+PLUMBING = {
+    ("orbitlab/envs/manager_based_rl_env.py", "step"): 1,
+    ("orbitlab/managers/action_manager.py", "process"): 1,
+}
+"""The framework loop's own reads per step: the reset decision and the action check."""
+REMAINING = {
+    ("orbitlab/sensors/base.py", "update"),  # the sensor timer: which worlds sample now
+    ("orbitlab/agent/node.py", "update"),  # the node timer: skip a call where none is due
+    ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command is refused
+    ("orbitlab/actuators/momentum.py", "speed"),  # int(self.bodies[0]) per call
+    ("orbitlab/actuators/allocation.py", "*"),  # the allocation's solver checks
+    ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
+}
+"""Reads outside the loop's plumbing that are still there (component: function)."""
+
+
+def _caller() -> tuple[str, str]:
+    """(repository path, function) of the innermost orbitlab frame that made the read."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = Path(frame.f_code.co_filename).resolve()
+        if ROOT in path.parents and path.name != Path(__file__).name:
+            return str(path.relative_to(ROOT)), frame.f_code.co_name
+        frame = frame.f_back
+    return "?", "?"
+
+
+@contextlib.contextmanager
+def count_host_reads() -> Iterator[Counter]:
+    """Count host reads by (file, function) while the block runs."""
+    counts: Counter = Counter()
+    saved = {name: getattr(torch.Tensor, name) for name in READS}
+    saved_nonzero = torch.nonzero
+
+    def counting(original):
+        def read(*args, **kwargs):
+            counts[_caller()] += 1
+            return original(*args, **kwargs)
+
+        return read
+
+    try:
+        for name, original in saved.items():
+            setattr(torch.Tensor, name, counting(original))
+        torch.nonzero = counting(saved_nonzero)
+        yield counts
+    finally:
+        for name, original in saved.items():
+            setattr(torch.Tensor, name, original)
+        torch.nonzero = saved_nonzero
+
+
+def _steady_step_reads(entry: str) -> Counter:
+    cfg = load_cfg(entry, num_envs=4)
+    cfg.scene.nthread = 1
+    env = ManagerBasedRLEnv(cfg)
+    action = torch.zeros((env.num_envs, env.action_manager.total_dim))
+    env.step(action)
+    with count_host_reads() as counts:
+        env.step(action)
+    assert "final_obs" not in env.extras  # a steady-state step: no episode ended
+    return counts
+
+
+def test_a_steady_step_makes_only_the_listed_host_reads():
+    for task in ("Detumble-RW", "Formation"):
+        for entry in (task_entry(task).env_cfg, task_entry(task).baseline_cfg):
+            counts = _steady_step_reads(entry)
+            for site, count in PLUMBING.items():
+                assert counts.pop(site, 0) == count, (entry, site)
+            unexpected = {
+                site: n
+                for site, n in counts.items()
+                if not site[0].startswith("tasks/")
+                and site not in REMAINING
+                and (site[0], "*") not in REMAINING
+            }
+            assert not unexpected, (entry, unexpected)
+
+
+def test_the_guard_sees_a_host_read():
+    with count_host_reads() as counts:
+        torch.ones(3).sum().item()
+        bool(torch.ones(1))
+    assert sum(counts.values()) == 2
