@@ -17,10 +17,20 @@ from numpy.typing import ArrayLike, NDArray
 Array = NDArray[np.float64]
 
 
+def _f64(x: ArrayLike) -> Array:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _components(x: ArrayLike) -> list[Array]:
+    """The last axis of x split into its components, each (...,)."""
+    x = _f64(x)
+    return [x[..., i] for i in range(x.shape[-1])]
+
+
 def quat_multiply(a: ArrayLike, b: ArrayLike) -> Array:
     """Hamilton product a (x) b of (..., 4) quaternions."""
-    aw, ax, ay, az = np.moveaxis(np.asarray(a, float), -1, 0)
-    bw, bx, by, bz = np.moveaxis(np.asarray(b, float), -1, 0)
+    aw, ax, ay, az = _components(a)
+    bw, bx, by, bz = _components(b)
     return np.stack(
         [
             aw * bw - ax * bx - ay * by - az * bz,
@@ -34,15 +44,15 @@ def quat_multiply(a: ArrayLike, b: ArrayLike) -> Array:
 
 def quat_conjugate(q: ArrayLike) -> Array:
     """q^* of (..., 4) quaternions (the inverse of a unit quaternion)."""
-    q = np.asarray(q, float)
-    return np.concatenate([q[..., :1], -q[..., 1:]], -1)
+    p = _f64(q)
+    return np.concatenate([p[..., :1], -p[..., 1:]], -1)
 
 
 def quat_to_matrix(q: ArrayLike) -> Array:
     """Rotation matrices (..., 3, 3) of quaternions (..., 4), normalised first: v_B = M v_A."""
-    q = np.asarray(q, float)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
+    p = _f64(q)
+    p = p / np.linalg.norm(p, axis=-1, keepdims=True)
+    w, x, y, z = _components(p)
     return np.stack(
         [
             1 - 2 * (y * y + z * z),
@@ -56,12 +66,12 @@ def quat_to_matrix(q: ArrayLike) -> Array:
             1 - 2 * (x * x + y * y),
         ],
         -1,
-    ).reshape(*q.shape[:-1], 3, 3)
+    ).reshape(*p.shape[:-1], 3, 3)
 
 
 def matrix_to_quat(m: ArrayLike) -> Array:
     """Unit quaternions (..., 4), w >= 0, of rotation matrices (..., 3, 3)."""
-    m = np.asarray(m, dtype=float)
+    m = _f64(m)
     w = np.sqrt(np.maximum(0.0, 1 + m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2])) / 2
     x = np.sqrt(np.maximum(0.0, 1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2])) / 2
     y = np.sqrt(np.maximum(0.0, 1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2])) / 2
@@ -79,8 +89,8 @@ def attitude_error(attitude: ArrayLike, target: ArrayLike) -> Array:
     Both inputs are normalised first; q_e maps body axes to target axes, its vector part is
     sin(theta/2) times the rotation axis (as the torch `orbitlab.agent.attitude.attitude_error`).
     """
-    q = np.asarray(attitude, float)
-    t = np.asarray(target, float)
+    q = _f64(attitude)
+    t = _f64(target)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     t = t / np.linalg.norm(t, axis=-1, keepdims=True)
     error = quat_multiply(quat_conjugate(t), q)
@@ -90,21 +100,21 @@ def attitude_error(attitude: ArrayLike, target: ArrayLike) -> Array:
 def quat_yaw(q: ArrayLike) -> Array:
     """Yaw (rad, in (-pi, pi]) of quaternions (..., 4): the z-y-x Euler angle about z,
     atan2(2 (w z + x y), 1 - 2 (y^2 + z^2))."""
-    w, x, y, z = np.moveaxis(np.asarray(q, float), -1, 0)
+    w, x, y, z = _components(q)
     return np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 def quat_to_mrp(q: ArrayLike) -> Array:
     """Modified Rodrigues parameters (..., 3) of quaternions (..., 4), |sigma| <= 1 (the short
     rotation: q is flipped to w >= 0 first)."""
-    q = np.asarray(q, float)
-    q = np.where(q[..., :1] < 0.0, -q, q)
-    return q[..., 1:] / (1.0 + q[..., :1])
+    p = _f64(q)
+    p = np.where(p[..., :1] < 0.0, -p, p)
+    return p[..., 1:] / (1.0 + p[..., :1])
 
 
 def mrp_to_quat(sigma: ArrayLike) -> Array:
     """Quaternions (..., 4), w >= 0, of Modified Rodrigues parameters (..., 3)."""
-    s = np.asarray(sigma, float)
+    s = _f64(sigma)
     s2 = np.sum(s * s, axis=-1, keepdims=True)
     q = np.concatenate([1.0 - s2, 2.0 * s], -1) / (1.0 + s2)
     return np.where(q[..., :1] < 0.0, -q, q)
