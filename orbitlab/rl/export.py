@@ -156,10 +156,10 @@ def _library(checkpoint: Path, run_cfg: dict[str, Any]) -> str:
     library = (run_cfg.get("agent") or {}).get("library")
     if library is None and checkpoint.suffix == ".zip":
         library = "sb3"
-    if library not in _SOURCES:
+    if not isinstance(library, str) or library not in _SOURCES:
         raise ValueError(
-            f"cannot export a policy trained with library '{library}' "
-            f"(known: {', '.join(_SOURCES)})"
+            f"cannot export a policy trained with agent.library={library!r}: "
+            f"expected one of {', '.join(_SOURCES)}"
         )
     return library
 
@@ -198,12 +198,14 @@ def rsl_rl_source(
     observation normalizer, MLP, deterministic output). Needs the run's task for the
     observation layout; `num_real_obs` worlds are reset for real observations.
     """
+    from orbitlab.rl.policies import require_loadable_agent
     from orbitlab.rl.rsl_rl import (
         OrbitlabOnPolicyRunner,
         RslRlVecEnvWrapper,
         runner_cfg_from_agent,
     )
 
+    require_loadable_agent(run_cfg.get("agent") or {}, checkpoint)
     env = _task_env(run_cfg, max(1, num_real_obs))
     if env is None:
         raise ValueError("an rsl-rl export needs the run config's task.name")
@@ -449,9 +451,11 @@ def rl_games_source(
 
     The checkpoint is a pickle, which can run code: UntrustedCheckpointError unless
     `trust_checkpoint`. Needs the run's task (observation and action spaces)."""
+    from orbitlab.rl.policies import require_loadable_agent
     from orbitlab.rl.train.rl_games import load_player
 
     require_trust(checkpoint, trust_checkpoint, "the rl-games checkpoint")
+    require_loadable_agent(run_cfg.get("agent") or {}, checkpoint)
     env = _task_env(run_cfg, max(1, num_real_obs))
     if env is None:
         raise ValueError("an rl-games export needs the run config's task.name")
