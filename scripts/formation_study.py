@@ -8,7 +8,8 @@ it with `orbitlab_tasks.formation.evaluate` (formation error: the mean over foll
 of |rho_f - rho_leader - offset_f|, m), prints the NMPC solve times (mean / max ms per
 follower) and writes `<out>/formation_nmpc.png` (like the seed's Fig. 5: Hill positions of the
 leader and followers with the followers' slots, yaw, commanded body force and torque) and
-`<out>/summary.json` (and the logged series in `<out>/log.npz`).
+`<out>/summary.json` (and the logged series in `<out>/log.npz`). On a terminal a progress
+bar counts the env steps (tqdm).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.orbit.rotations import quat_multiply, quat_yaw
+from orbitlab.rl.progress import progress_bar
 from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation.evaluate import evaluate
 from orbitlab_tasks.formation.nmpc import NMPC_NODE, nmpc_cfg
@@ -54,13 +57,16 @@ def _wrenches(env: ManagerBasedRLEnv) -> np.ndarray:
     return torch.stack(rows).cpu().numpy()
 
 
-def record(env: ManagerBasedRLEnv) -> dict[str, list]:
-    """Wrap `env.step` so every step of world 0 (before any reset) is logged."""
+def record(env: ManagerBasedRLEnv, bar: Any = None) -> dict[str, list]:
+    """Wrap `env.step` so every step of world 0 (before any reset) is logged and counted on
+    `bar` (a tqdm-like progress bar, or None)."""
     log: dict[str, list] = {"t": [], "pos": [], "yaw": [], "wrench": [], "error": []}
     step = env.step
 
     def logged_step(action):
         out = step(action)
+        if bar is not None:
+            bar.update(1)
         terminated, truncated = out[2], out[3]
         if not bool((terminated | truncated)[0]):
             pos, yaw = _hill_states(env)
@@ -139,10 +145,15 @@ def main() -> None:
     cfg = nmpc_cfg(1)
     cfg.seed = args.seed
     env = ManagerBasedRLEnv(cfg)
-    log = record(env)
-    start = time.perf_counter()
     steps = round(args.seconds / env.step_dt)
-    score = evaluate(env, "baseline", max_steps=steps, seed=args.seed)
+    bar = progress_bar(f"formation study ({args.seconds:g} s)", steps, unit="step")
+    log = record(env, bar)
+    start = time.perf_counter()
+    try:
+        score = evaluate(env, "baseline", max_steps=steps, seed=args.seed)
+    finally:
+        if bar is not None:
+            bar.close()
     wall = time.perf_counter() - start
     node = env.agent.node(NMPC_NODE)
     times = node.solve_time_summary()

@@ -187,3 +187,34 @@ def test_robomimic_reads_and_trains(docking_file):
     assert found["shapes"]["ac_dim"] == 6 and found["len"] == 18
     assert set(found["obs_keys"]) == set(found["shapes"]["all_shapes"])
     assert np.isfinite(found["loss"])
+
+
+def test_recording_shows_a_progress_bar_over_the_kept_demos(tmp_path, monkeypatch):
+    """tqdm's bar (on a terminal) counts the kept demos; its postfix follows the episode."""
+    from orbitlab.demos import record as record_mod
+
+    class Bar:
+        def __init__(self, desc: str, total: int, unit: str):
+            self.desc, self.total, self.unit, self.n, self.postfix = desc, total, unit, 0, ""
+            self.closed = False
+
+        def update(self, n: int) -> None:
+            self.n += n
+
+        def set_postfix_str(self, text: str, refresh: bool) -> None:
+            self.postfix = text
+
+        def close(self) -> None:
+            self.closed = True
+
+    bars: list[Bar] = []
+    monkeypatch.setattr(
+        record_mod,
+        "progress_bar",
+        lambda desc, total, unit: bars.append(Bar(desc, total, unit)) or bars[-1],
+    )
+    _record(tmp_path / "demos.hdf5", "Detumble-RW", num_demos=2, max_steps=5)
+    (bar,) = bars
+    assert (bar.desc, bar.total, bar.unit) == ("recording", 2, "demo")
+    assert bar.n == 2 and bar.closed
+    assert bar.postfix.startswith("episode ") and bar.postfix.endswith(" steps")

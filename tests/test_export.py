@@ -52,7 +52,9 @@ def onnx_actions(path: Path, obs: np.ndarray) -> np.ndarray:
     return session.run(["actions"], {"obs": obs.astype(np.float32)})[0]
 
 
-def checkpoint_actions(checkpoint: Path, num_envs: int = 4) -> tuple[np.ndarray, np.ndarray]:
+def checkpoint_actions(
+    checkpoint: Path, num_envs: int = 4, trust: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """(observations, actions) of the checkpoint's actor via orbitlab's own load_policy."""
     from orbitlab.envs.gym import load_cfg
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -61,7 +63,7 @@ def checkpoint_actions(checkpoint: Path, num_envs: int = 4) -> tuple[np.ndarray,
 
     env = ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg, num_envs=num_envs))
     env.reset(seed=7)
-    policy = load_policy(env, checkpoint, run_config(checkpoint))
+    policy = load_policy(env, checkpoint, run_config(checkpoint), trust_checkpoint=trust)
     env.step(policy())  # a state a little away from the reset one
     obs = env.obs_buf["policy"].clone()
     actions = policy()
@@ -236,14 +238,14 @@ def test_main_job_export_failures_are_warnings_not_crashes(checkpoint, monkeypat
         raise ImportError("no onnxruntime")
 
     monkeypatch.setattr(export_mod, "export_policy", missing_extra)
-    assert "install [export]" in train.export(checkpoint)["export_warning"]
+    assert "install [export]" in train.export(checkpoint, checkpoint.parent)["export_warning"]
     assert "export skipped: install [export]" in capsys.readouterr().out
 
     def mismatch(*args, **kwargs):
         raise ExportMismatchError("ONNX differs by 0.5")
 
     monkeypatch.setattr(export_mod, "export_policy", mismatch)
-    warning = train.export(checkpoint)["export_warning"]
+    warning = train.export(checkpoint, checkpoint.parent)["export_warning"]
     assert warning.startswith("export check failed") and "ONNX differs by 0.5" in warning
     assert "WARNING: export check failed" in capsys.readouterr().out
 
@@ -336,3 +338,70 @@ def test_sb3_sac_export_with_vec_normalize(sb3_env, tmp_path):
     assert result.max_diff_jit <= TOL and result.max_diff_onnx <= TOL
     venv.training = False
     sb3_check(model, result, venv.get_original_obs(), venv.normalize_obs)
+
+
+# ------------------------------------------------------------------ rl-games
+@pytest.fixture(scope="module")
+def rl_games_checkpoint(tmp_path_factory) -> Path:
+    """The checkpoint of a tiny in-process rl-games run, in a scripts/train.py-style run
+    directory (<run>/nn/*.pth below .hydra/config.yaml)."""
+    pytest.importorskip("rl_games")
+    import yaml
+
+    from orbitlab.rl.train import TrainSettings, trainer
+
+    agent = yaml.safe_load(
+        (ROOT / "orbitlab" / "configs" / "agent" / "rl_games_ppo.yaml").read_text()
+    )
+    agent.update(max_iterations=2, save_interval=2)
+    agent["config"].update(horizon_length=8, mini_epochs=1, print_stats=False)
+    run = tmp_path_factory.mktemp("rl_games") / "run"
+    run.mkdir()
+    (run / ".hydra").mkdir()
+    config = {"task": {"name": "Detumble-RW"}, "agent": agent, "seed": 0, "num_envs": 4}
+    (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+    result = trainer("rl_games").train(TrainSettings("Detumble-RW", agent, run, num_envs=4))
+    return result.checkpoint
+
+
+def test_rl_games_export_matches_what_play_runs(rl_games_checkpoint):
+    """The exports give the actions orbitlab's play loop takes from the checkpoint (the
+    player's normalized, clamped mean); they go to the run directory, not nn/."""
+    run = rl_games_checkpoint.parent.parent
+    result = export_policy(rl_games_checkpoint, trust_checkpoint=True)
+    assert result.library == "rl_games" and result.jit_path == run / "exported" / "policy.pt"
+    assert (result.obs_dim, result.action_dim) == (DETUMBLE_RW_OBS, 3)
+    assert result.max_diff_jit <= result.tolerance and result.max_diff_onnx <= result.tolerance
+    obs, actions = checkpoint_actions(rl_games_checkpoint, trust=True)
+    jit = torch.jit.load(str(result.jit_path))
+    np.testing.assert_allclose(
+        jit(torch.from_numpy(obs)).detach().numpy(), actions, atol=TOL, rtol=0
+    )
+    np.testing.assert_allclose(onnx_actions(result.onnx_path, obs), actions, atol=TOL, rtol=0)
+
+
+def test_rl_games_export_needs_trust_and_the_main_job_trusts_its_own(rl_games_checkpoint, tmp_path):
+    from orbitlab.rl.checkpoints import UntrustedCheckpointError
+
+    with pytest.raises(UntrustedCheckpointError, match="unpickling can run code"):
+        export_policy(rl_games_checkpoint, tmp_path)
+    assert not list(tmp_path.iterdir())
+    run = rl_games_checkpoint.parent.parent
+    metrics = train_script().export(rl_games_checkpoint, run)  # this run wrote it: trusted
+    assert "export_warning" not in metrics, metrics
+    assert metrics["exported"]["library"] == "rl_games"
+    assert metrics["exported"]["onnx_path"] == str(run / "exported" / "policy.onnx")
+
+
+def test_an_rl_games_model_it_cannot_express_is_refused_in_one_line():
+    from types import SimpleNamespace
+
+    network = SimpleNamespace(is_continuous=True, has_rnn=True, has_cnn=False)
+    player = SimpleNamespace(model=SimpleNamespace(a2c_network=network))
+    with pytest.raises(ValueError) as refused:
+        export_mod.rl_games_module(player)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.endswith(
+        "only feed-forward a2c_continuous actors (actor_critic MLP, no RNN or CNN) are supported"
+    )

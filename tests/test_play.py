@@ -151,3 +151,64 @@ def test_thruster_delta_v_is_impulse_over_mass_and_wrappers_are_removed():
         assert "apply" not in vars(group)
     assert "compute" not in vars(env.reward_manager)
     env.step(torch.zeros(2, env.action_manager.total_dim))  # still steps normally
+
+
+GOOD_AGENT = {
+    "library": "rsl_rl",
+    "max_iterations": 1,
+    "num_steps_per_env": 4,
+    "hidden_dims": [64, 64],
+    "learning_rate": 1e-3,
+    "init_std": 0.5,
+    "save_interval": 50,
+}
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"hidden_dims": 64}, "agent.hidden_dims=64 is invalid: expected a list"),
+        ({"hidden_dims": ["a"]}, "agent.hidden_dims[0]='a' is invalid: expected an integer"),
+        ({"algorithm": [1, 2]}, "agent.algorithm=[1, 2] is invalid: expected a mapping"),
+        ({"num_steps_per_env": "abc"}, "agent.num_steps_per_env='abc' is invalid: expected an"),
+        ({"init_std": "x"}, "agent.init_std='x' is invalid: expected a finite number"),
+        ({"init_std": -1.0}, "agent.init_std=-1.0 is invalid: expected a finite number > 0"),
+        ({"library": ["rsl_rl"]}, "agent.library=['rsl_rl']"),  # + expected one of ...
+        ({"hidden_dims": None}, "agent.hidden_dims is missing: an agent of library rsl_rl needs"),
+    ],
+)
+def test_a_copied_run_config_with_a_wrong_agent_section_is_one_line(
+    tmp_path, capsys, change, expected
+):
+    """issue 20: a run config whose agent section has the wrong shape (a list for a mapping,
+    text for a number, a key missing) is a one-line error naming the key and what is
+    allowed (exit status 1), not a TypeError deep in the loader; the same for export."""
+    import yaml
+
+    from orbitlab.cli import run
+    from orbitlab.cli.export import main as export_main
+    from orbitlab.cli.play import main
+
+    agent = {**GOOD_AGENT, **change}
+    agent = {key: value for key, value in agent.items() if value is not None}
+    (tmp_path / ".hydra").mkdir()
+    config = {"task": {"name": "Detumble-RW"}, "agent": agent, "seed": 0}
+    (tmp_path / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+    checkpoint = tmp_path / "model_0.pt"
+    checkpoint.write_bytes(b"")
+    for command, argv in ((main, ["num_envs=1"]), (export_main, [])):
+        status = run(command, [f"checkpoint={checkpoint}", *argv], "play")
+        err = capsys.readouterr().err
+        assert status == 1 and expected in err, err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_every_packaged_agent_config_passes_the_saved_agent_check():
+    import yaml
+
+    from orbitlab.rl.policies import agent_problem
+
+    agents = sorted((Path(__file__).resolve().parents[1] / "orbitlab/configs/agent").glob("*.yaml"))
+    assert len(agents) >= 4
+    for path in agents:
+        assert agent_problem(yaml.safe_load(path.read_text())) is None, path.name

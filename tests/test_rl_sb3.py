@@ -173,3 +173,63 @@ def test_sac_learns_a_few_hundred_steps():
     assert model.replay_buffer.size() > 0
     assert model.replay_buffer.timeouts.any()  # time-outs recorded for bootstrapping
     assert len(model.ep_info_buffer) > 0
+
+
+def scalar_tags(run_dir) -> dict[str, list[float]]:
+    """Every scalar of the run's tensorboard event files: tag -> values."""
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator"
+    )
+    events = event_accumulator.EventAccumulator(str(run_dir))
+    events.Reload()
+    return {tag: [e.value for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def episode_terms(tags) -> set[str]:
+    """The episode terms of a run: reward, success, episode and termination statistics."""
+    prefixes = ("Episode", "Train/mean_reward", "Train/mean_episode_length")
+    return {tag for tag in tags if tag.startswith(prefixes) and not tag.endswith("/time")}
+
+
+def tiny_run(tmp_path, agent: dict):
+    from orbitlab.rl.train import trainer
+    from orbitlab.rl.train.common import TrainSettings
+
+    settings = TrainSettings(
+        "Detumble-RW", agent, tmp_path, num_envs=4, env={"episode_length_s": 0.5}
+    )
+    trainer(agent["library"]).train(settings)
+    return scalar_tags(tmp_path)
+
+
+SB3_AGENTS = {
+    "PPO": {"n_steps": 8, "batch_size": 16, "n_epochs": 1},
+    "SAC": {"steps_per_iteration": 8, "learning_starts": 16, "batch_size": 16, "buffer_size": 200},
+}
+
+
+@pytest.fixture(scope="module")
+def rsl_rl_terms(tmp_path_factory) -> set[str]:
+    pytest.importorskip("rsl_rl")
+    agent = {"library": "rsl_rl", "max_iterations": 2, "save_interval": 2}
+    agent |= {"num_steps_per_env": 8, "hidden_dims": [16], "learning_rate": 1e-3, "init_std": 0.5}
+    return episode_terms(tiny_run(tmp_path_factory.mktemp("rsl_rl"), agent))
+
+
+@pytest.mark.parametrize("algorithm", sorted(SB3_AGENTS))
+def test_tensorboard_carries_rsl_rls_episode_terms(algorithm, rsl_rl_terms, tmp_path):
+    """A tiny PPO and SAC run write, once per iteration, the episode reward, success rate and
+    every reward / termination term of the env's `extras["log"]` under rsl-rl's names."""
+    agent = {"library": "sb3", "algorithm": algorithm, "max_iterations": 2, "save_interval": 2}
+    agent |= {"net_arch": [16], "verbose": 0, **SB3_AGENTS[algorithm]}
+    tags = tiny_run(tmp_path, agent)
+    expected = {
+        "Train/mean_reward",
+        "Train/mean_episode_length",
+        "Episode/success_rate",
+        "Episode_Reward/rate",
+        "Episode_Termination/success",
+    }
+    assert expected <= rsl_rl_terms
+    assert episode_terms(tags) == rsl_rl_terms
+    assert all(len(tags[tag]) == 2 for tag in ("time/fps", "Train/mean_reward"))  # per iteration

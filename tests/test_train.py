@@ -286,6 +286,42 @@ def test_multirun_sweeps_with_the_basic_launcher(tmp_path):
         )
 
 
+def test_multirun_sweeps_with_the_joblib_launcher(tmp_path):
+    """`-m hydra/launcher=joblib`: hydra's joblib launcher (extra 'sweeps') runs the two
+    jobs of the sweep in parallel worker processes, each a complete run of its own."""
+    pytest.importorskip("rsl_rl")
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    sweep = tmp_path / "sweep"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "-m",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "seed=0,1",
+            "agent.max_iterations=1",
+            "num_envs=4",
+            "agent.num_steps_per_env=2",
+            "eval_num_envs=0",
+            "export=false",
+            f"hydra.sweep.dir={sweep}",
+            f"runs_root={tmp_path}",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "Joblib.Parallel(n_jobs=2" in result.stdout + result.stderr
+    for job in (0, 1):
+        run = sweep / str(job)
+        assert json.loads((run / "metrics.json").read_text())["iterations"] == 1
+        assert f"seed: {job}" in (run / ".hydra" / "config.yaml").read_text()
+        assert "JoblibLauncher" in (run / ".hydra" / "hydra.yaml").read_text()
+
+
 def test_torchrun_two_processes_share_one_run(tmp_path):
     pytest.importorskip("rsl_rl")
     import os

@@ -5,13 +5,13 @@
     python scripts/export.py checkpoint=sb3/ppo.zip vec_normalize=sb3/vecnormalize.pkl \\
         trust_checkpoint=true
 
-Arguments are key=value: checkpoint (an rsl-rl checkpoint of scripts/train.py, or a
-Stable-Baselines3 PPO / SAC .zip), out (output directory; default: the run's
-exported/), rtol (largest accepted action difference relative to the action scale,
+Arguments are key=value: checkpoint (an rsl-rl or rl-games checkpoint of
+scripts/train.py, or a Stable-Baselines3 PPO / SAC .zip), out (output directory;
+default: the run's exported/), rtol (largest accepted action difference relative to the action scale,
 max(1, largest action); default 1e-5), vec_normalize
 (an SB3 VecNormalize pickle whose observation normalization joins the export),
-trust_checkpoint (true: allow unpickling an SB3 .zip and vec_normalize, which can run
-code; rsl-rl checkpoints load weights-only and need no trust), verbose (tracebacks).
+trust_checkpoint (true: allow unpickling an SB3 .zip, an rl-games .pth and
+vec_normalize, which can run code; rsl-rl checkpoints load weights-only and need no trust), verbose (tracebacks).
 
 Prints the written paths and the largest action differences of both exports against the
 checkpoint's deterministic actor on the task's own observations; exits with 1 if they

@@ -15,7 +15,7 @@ trains with the task's tuned agent (`orbitlab list` shows them), else the agent 
 Each run directory (runs/<task>/<time>/) receives the resolved config
 (.hydra/config.yaml), tensorboard logs (per reward term, success rate, episode
 length), checkpoints (every `agent.save_interval` iterations, and on Ctrl-C), the
-exported actor (exported/policy.pt and policy.onnx, rsl-rl) and metrics.json: the
+exported actor (exported/policy.pt and policy.onnx; rsl-rl, sb3, rl-games) and metrics.json: the
 score of the final policy over one episode of `eval_num_envs` fresh worlds. metrics.json
 is written before the export; a missing export extra or a failed export check is a
 warning there ("export_warning"), never a failed run.
@@ -132,22 +132,30 @@ def select_checkpoint(
     return Path(best["checkpoint"]), scored
 
 
-def export(checkpoint: Path) -> dict:
-    """TorchScript and ONNX copies of the actor, checked against the checkpoint.
+def export(checkpoint: Path, run_dir: Path, trust_checkpoint: bool = False) -> dict:
+    """TorchScript and ONNX copies of the actor in `run_dir/exported`, checked against the
+    checkpoint (any library; a pickled one is loaded when this run wrote it or with
+    `trust_checkpoint`, the resume's trust).
 
     Never raises for a trained policy: a missing export extra or a failed check is a
     warning (printed and returned for metrics.json under "export_warning"); the
     checkpoint, the evaluation and metrics.json stay as they are."""
     from orbitlab.rl.export import EXPORT_HINT, ExportMismatchError, export_policy
 
+    own = checkpoint.resolve().is_relative_to(run_dir.resolve())
     try:
-        result = export_policy(checkpoint)
+        result = export_policy(
+            checkpoint, run_dir / "exported", trust_checkpoint=own or trust_checkpoint
+        )
     except ImportError:
         print(f"export skipped: install [export] ({EXPORT_HINT})")
         return {"export_warning": f"export skipped: install [export] ({EXPORT_HINT})"}
     except ExportMismatchError as exc:
         print(f"WARNING: export check failed, nothing exported: {exc}")
         return {"export_warning": f"export check failed: {exc}"}
+    except (ValueError, TypeError) as exc:  # a policy the exporter cannot express
+        print(f"WARNING: export skipped: {exc}")
+        return {"export_warning": f"export skipped: {exc}"}
     print(
         f"exported actor: {result.jit_path}, {result.onnx_path} (max |diff| "
         f"{max(result.max_diff_jit, result.max_diff_onnx):.3g} <= {result.tolerance:.3g})"
@@ -304,8 +312,8 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
             f"{settings.task}: final policy: "
             + (str(score) if score is not None else "not evaluated (eval_num_envs=0)")
         )
-        if cfg.export and library == "rsl_rl":
-            metrics.update(export(checkpoint))
+        if cfg.export:
+            metrics.update(export(checkpoint, run_dir, settings.trust_checkpoint))
             write_json(run_dir / "metrics.json", metrics)
         print(f"run directory: {run_dir}")
     dist.finish(info)

@@ -20,6 +20,7 @@ import torch
 from orbitlab.demos.hdf5 import DemoWriter, EpisodeBuffer
 from orbitlab.demos.teleop import TeleopMapping
 from orbitlab.envs.state import get_state
+from orbitlab.rl.progress import progress_bar
 
 GYM_ENV_TYPE = 2
 """robomimic's EnvType.GYM_TYPE (robomimic.envs.env_base.EnvType)."""
@@ -129,6 +130,26 @@ class RecordStats:
     successes: int = 0
 
 
+class DemoProgress:
+    """A progress bar over the demos kept (tqdm on a terminal, else silent), its postfix the
+    current episode's steps and the episodes so far."""
+
+    def __init__(self, num_demos: int):
+        self.bar = progress_bar("recording", num_demos, unit="demo")
+
+    def step(self, stats: RecordStats, steps: int) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"episode {stats.episodes + 1}: {steps} steps", refresh=False)
+
+    def kept(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def record(
     env,
     device,
@@ -170,60 +191,71 @@ def record(
     period = 1.0 / rate_hz if rate_hz > 0 else 0.0
     next_tick = time.perf_counter()
     has_success = "success" in env.termination_manager.last
-    while stats.kept < num_demos:
-        command = device.advance()
-        if device.quit_requested or (should_stop is not None and should_stop()):
-            break
-        if requested["reset"]:
-            requested["reset"] = False
-            stats.discarded += 1
-            log(f"reset: episode of {len(episode)} steps discarded")
-            obs, _ = env.reset()
+    bar = DemoProgress(num_demos)
+    try:
+        while stats.kept < num_demos:
+            command = device.advance()
+            if device.quit_requested or (should_stop is not None and should_stop()):
+                break
+            if requested["reset"]:
+                requested["reset"] = False
+                stats.discarded += 1
+                log(f"reset: episode of {len(episode)} steps discarded")
+                obs, _ = env.reset()
+                episode = EpisodeBuffer()
+                bar.step(stats, 0)
+                continue
+            if device.paused:
+                time.sleep(0.02)
+                next_tick = time.perf_counter()
+                continue
+            if period:
+                delay = next_tick - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                next_tick = max(next_tick + period, time.perf_counter() - period)
+            state = get_state(env, [0])
+            action = mapping(command)
+            obs_terms = split_obs(obs["policy"], slices)
+            obs, reward, terminated, truncated, extras = env.step(action)
+            cut = max_steps > 0 and len(episode) + 1 >= max_steps
+            done = bool(terminated[0] or truncated[0]) or cut
+            final = extras["final_obs"] if "final_obs" in extras else obs["policy"]
+            episode.add(
+                obs_terms,
+                action[0].cpu().numpy(),
+                float(reward[0]),
+                done,
+                split_obs(final, slices),
+                state,
+            )
+            bar.step(stats, len(episode))
+            if not done:
+                continue
+            success = bool(has_success and env.termination_manager.last["success"][0] and not cut)
+            stats.episodes += 1
+            stats.successes += int(success)
+            if keep == "all" or success:
+                name = writer.add(
+                    episode,
+                    {
+                        "success": success,
+                        "seed": seed,
+                        "terminated": bool(terminated[0]) and not cut,
+                    },
+                )
+                stats.kept += 1
+                bar.kept()
+                log(
+                    f"{name}: {len(episode)} steps, success={success} "
+                    f"({stats.kept}/{num_demos} kept, {stats.episodes} episodes)"
+                )
+            else:
+                stats.discarded += 1
+                log(f"episode of {len(episode)} steps not a success: discarded")
+            if cut and not (terminated[0] or truncated[0]):
+                obs, _ = env.reset()
             episode = EpisodeBuffer()
-            continue
-        if device.paused:
-            time.sleep(0.02)
-            next_tick = time.perf_counter()
-            continue
-        if period:
-            delay = next_tick - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            next_tick = max(next_tick + period, time.perf_counter() - period)
-        state = get_state(env, [0])
-        action = mapping(command)
-        obs_terms = split_obs(obs["policy"], slices)
-        obs, reward, terminated, truncated, extras = env.step(action)
-        cut = max_steps > 0 and len(episode) + 1 >= max_steps
-        done = bool(terminated[0] or truncated[0]) or cut
-        final = extras["final_obs"] if "final_obs" in extras else obs["policy"]
-        episode.add(
-            obs_terms,
-            action[0].cpu().numpy(),
-            float(reward[0]),
-            done,
-            split_obs(final, slices),
-            state,
-        )
-        if not done:
-            continue
-        success = bool(has_success and env.termination_manager.last["success"][0] and not cut)
-        stats.episodes += 1
-        stats.successes += int(success)
-        if keep == "all" or success:
-            name = writer.add(
-                episode,
-                {"success": success, "seed": seed, "terminated": bool(terminated[0]) and not cut},
-            )
-            stats.kept += 1
-            log(
-                f"{name}: {len(episode)} steps, success={success} "
-                f"({stats.kept}/{num_demos} kept, {stats.episodes} episodes)"
-            )
-        else:
-            stats.discarded += 1
-            log(f"episode of {len(episode)} steps not a success: discarded")
-        if cut and not (terminated[0] or truncated[0]):
-            obs, _ = env.reset()
-        episode = EpisodeBuffer()
+    finally:
+        bar.close()
     return stats

@@ -29,9 +29,11 @@ differ by ~1e-7 of the scale; 1e-5 is ~100x that and far below any difference a
 policy's behaviour would show (a perturbed weight of 1e-3 is caught).
 
 Libraries: rsl-rl checkpoints of `scripts/train.py` runs (`model_<it>.pt` beside
-`.hydra/config.yaml`, loaded weights-only) and Stable-Baselines3 PPO / SAC models (`.zip`,
-with the run config passed as a dict, or none; unpickled, so only with
-`trust_checkpoint=True`).
+`.hydra/config.yaml`, loaded weights-only), Stable-Baselines3 PPO / SAC models (`.zip`,
+with the run config passed as a dict, or none) and rl-games checkpoints of
+`scripts/train.py` runs (`<run>/nn/*.pth`; feed-forward a2c_continuous actors: observation
+normalizer, actor MLP, mu, the player's clamp to the action bounds). SB3 and rl-games
+files are unpickled, so only with `trust_checkpoint=True`.
 """
 
 from __future__ import annotations
@@ -154,10 +156,10 @@ def _library(checkpoint: Path, run_cfg: dict[str, Any]) -> str:
     library = (run_cfg.get("agent") or {}).get("library")
     if library is None and checkpoint.suffix == ".zip":
         library = "sb3"
-    if library not in _SOURCES:
+    if not isinstance(library, str) or library not in _SOURCES:
         raise ValueError(
-            f"cannot export a policy trained with library '{library}' "
-            f"(known: {', '.join(_SOURCES)})"
+            f"cannot export a policy trained with agent.library={library!r}: "
+            f"expected one of {', '.join(_SOURCES)}"
         )
     return library
 
@@ -196,12 +198,14 @@ def rsl_rl_source(
     observation normalizer, MLP, deterministic output). Needs the run's task for the
     observation layout; `num_real_obs` worlds are reset for real observations.
     """
+    from orbitlab.rl.policies import require_loadable_agent
     from orbitlab.rl.rsl_rl import (
         OrbitlabOnPolicyRunner,
         RslRlVecEnvWrapper,
         runner_cfg_from_agent,
     )
 
+    require_loadable_agent(run_cfg.get("agent") or {}, checkpoint)
     env = _task_env(run_cfg, max(1, num_real_obs))
     if env is None:
         raise ValueError("an rsl-rl export needs the run config's task.name")
@@ -368,6 +372,111 @@ def _sb3_real_obs(
         env.close()
 
 
+# ------------------------------------------------------------------ rl-games
+class _RlGamesActor(nn.Module):
+    """Deterministic rl-games a2c_continuous actor: the observation normalizer
+    (clip((obs - mean) / sqrt(var + eps), +-5)), the actor MLP, mu, and the player's
+    clamp to [-1, 1] rescaled to the action bounds when `clip_actions`."""
+
+    def __init__(self, network, normalizer: nn.Module, bounds: tuple[torch.Tensor, ...] | None):
+        super().__init__()
+        self.normalizer = normalizer
+        self.mlp = network.actor_mlp
+        self.mu = network.mu
+        self.mu_act = network.mu_act
+        self.clip = bounds is not None
+        low, high = bounds if bounds is not None else (torch.zeros(1), torch.zeros(1))
+        self.register_buffer("low", low.detach().to("cpu", torch.float32).reshape(1, -1))
+        self.register_buffer("high", high.detach().to("cpu", torch.float32).reshape(1, -1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        actions = self.mu_act(self.mu(self.mlp(self.normalizer(obs.float()))))
+        if self.clip:
+            actions = torch.clamp(actions, -1.0, 1.0)
+            actions = actions * (self.high - self.low) / 2.0 + (self.high + self.low) / 2.0
+        return actions
+
+
+RL_GAMES_EXPORTABLE = "feed-forward a2c_continuous actors (actor_critic MLP, no RNN or CNN)"
+
+
+def rl_games_module(player) -> nn.Module:
+    """The export module of an rl-games player; ValueError for what it cannot express."""
+    model = player.model
+    network = getattr(model, "a2c_network", None)
+    shape = {
+        name: getattr(network, name, None)
+        for name in ("is_continuous", "has_rnn", "has_cnn", "actor_mlp", "mu", "mu_act")
+    }
+    if (
+        shape["is_continuous"] is not True
+        or shape["has_rnn"] is not False
+        or shape["has_cnn"] is not False
+        or any(shape[name] is None for name in ("actor_mlp", "mu", "mu_act"))
+    ):
+        raise ValueError(
+            f"cannot export rl-games model {type(network).__name__}: only "
+            f"{RL_GAMES_EXPORTABLE} are supported"
+        )
+    normalizer: nn.Module = nn.Identity()
+    if getattr(model, "normalize_input", False):
+        stats = model.running_mean_std
+        if getattr(stats, "norm_only", False) or getattr(stats, "per_channel", False):
+            raise ValueError(
+                "cannot export an rl-games observation normalizer with norm_only or "
+                "per_channel: only the default (mean, variance, clip 5) is supported"
+            )
+        normalizer = _ObsNormalizer(
+            stats.running_mean.cpu().numpy(),
+            stats.running_var.cpu().numpy(),
+            float(stats.epsilon),
+            RL_GAMES_OBS_CLIP,
+        )
+    bounds = (player.actions_low, player.actions_high) if player.clip_actions else None
+    return _RlGamesActor(network, normalizer, bounds).to("cpu").eval()
+
+
+RL_GAMES_OBS_CLIP = 5.0
+"""rl-games' RunningMeanStd clamps normalized observations to [-5, 5]."""
+
+
+def rl_games_source(
+    checkpoint: Path,
+    run_cfg: dict[str, Any],
+    num_real_obs: int = 16,
+    trust_checkpoint: bool = False,
+) -> PolicySource:
+    """The deterministic actor of an rl-games checkpoint (`<run>/nn/*.pth`) of a
+    `scripts/train.py` run: the player's mean action, as `orbitlab play` uses it.
+
+    The checkpoint is a pickle, which can run code: UntrustedCheckpointError unless
+    `trust_checkpoint`. Needs the run's task (observation and action spaces)."""
+    from orbitlab.rl.policies import require_loadable_agent
+    from orbitlab.rl.train.rl_games import load_player
+
+    require_trust(checkpoint, trust_checkpoint, "the rl-games checkpoint")
+    require_loadable_agent(run_cfg.get("agent") or {}, checkpoint)
+    env = _task_env(run_cfg, max(1, num_real_obs))
+    if env is None:
+        raise ValueError("an rl-games export needs the run config's task.name")
+    try:
+        with _quiet():
+            player = load_player(env, checkpoint, run_cfg["agent"])
+        module = rl_games_module(player)
+
+        def reference(batch: torch.Tensor) -> torch.Tensor:
+            with torch.inference_mode():
+                return player.get_action(batch.to(env.device), is_deterministic=True).cpu()
+
+        real_obs = task_observations(env, ["policy"], reference)
+        obs_dim = int(np.prod(env.observation_manager.shapes["policy"]))
+    finally:
+        env.close()
+    return PolicySource(
+        "rl_games", module, obs_dim, reference, real_obs if num_real_obs > 0 else None
+    )
+
+
 def task_observations(
     env, groups: list[str], reference: Reference, steps: int = ROLLOUT_STEPS
 ) -> torch.Tensor:
@@ -384,7 +493,7 @@ def task_observations(
     return torch.cat(batches)
 
 
-_SOURCES = {"rsl_rl": rsl_rl_source, "sb3": sb3_source}
+_SOURCES = {"rsl_rl": rsl_rl_source, "sb3": sb3_source, "rl_games": rl_games_source}
 
 
 # ------------------------------------------------------------------ writing
@@ -523,7 +632,17 @@ def load_source(
         )
     if vec_normalize is not None:
         raise ValueError("vec_normalize applies to Stable-Baselines3 models only")
+    if library == "rl_games":
+        return rl_games_source(checkpoint, run_cfg, num_real_obs, trust_checkpoint)
     return _SOURCES[library](checkpoint, run_cfg, num_real_obs)
+
+
+def default_export_dir(checkpoint: Path) -> Path:
+    """`<run dir>/exported`: the checkpoint's folder, or the run above rl-games' `nn/`."""
+    folder = checkpoint.resolve().parent
+    if folder.name == "nn" and (folder.parent / ".hydra").is_dir():
+        folder = folder.parent
+    return folder / "exported"
 
 
 def export_policy(
@@ -539,7 +658,8 @@ def export_policy(
 ) -> ExportResult:
     """Write `policy.pt` (TorchScript) and `policy.onnx` of `checkpoint`'s deterministic actor.
 
-    `out_dir` defaults to `<checkpoint's directory>/exported`. `run_cfg` is the run's
+    `out_dir` defaults to `<run dir>/exported` (the checkpoint's directory, or the run
+    directory above rl-games' `nn/`). `run_cfg` is the run's
     train config (default: the `.hydra/config.yaml` beside the checkpoint; an SB3 `.zip`
     needs none). The files are checked against the checkpoint's actor on the task's
     observations (`num_real_obs` worlds; `num_random_obs` standard normal ones if the run
@@ -550,7 +670,7 @@ def export_policy(
     _require_onnx()
     checkpoint = Path(checkpoint)
     source = load_source(checkpoint, run_cfg, num_real_obs, vec_normalize, trust_checkpoint)
-    out = Path(out_dir) if out_dir is not None else checkpoint.resolve().parent / "exported"
+    out = Path(out_dir) if out_dir is not None else default_export_dir(checkpoint)
     out.mkdir(parents=True, exist_ok=True)
     jit_path, onnx_path = out / "policy.pt", out / "policy.onnx"
     tmp_jit, tmp_onnx = _temp_path(jit_path), _temp_path(onnx_path)

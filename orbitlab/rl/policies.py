@@ -53,6 +53,59 @@ def run_config(checkpoint: str | Path) -> dict[str, Any]:
     return config
 
 
+AGENT_KEYS = {
+    "rsl_rl": ("num_steps_per_env", "hidden_dims", "learning_rate", "init_std", "save_interval"),
+    "sb3": ("algorithm",),
+    "rl_games": ("algo", "model", "network", "config"),
+}
+"""The agent keys each library's policy loader reads."""
+
+
+def agent_defaults(library: str) -> dict[str, Any]:
+    """Every key of the packaged agent configs of `library` (orbitlab/configs/agent/*.yaml)
+    with its first value: the shape a saved agent section of that library must have."""
+    import yaml
+
+    merged: dict[str, Any] = {}
+    for path in sorted((Path(__file__).resolve().parents[1] / "configs" / "agent").glob("*.yaml")):
+        config = yaml.safe_load(path.read_text())
+        if isinstance(config, dict) and config.get("library") == library:
+            merged = {**config, **merged}
+    return merged
+
+
+def require_loadable_agent(agent: dict[str, Any], checkpoint: str | Path) -> None:
+    """CheckpointError, one line naming the key and what is allowed, unless the agent
+    section of `checkpoint`'s run config has the shape its library's loader reads."""
+    problem = agent_problem(agent)
+    if problem is not None:
+        raise CheckpointError(f"the run config of {checkpoint}: {problem}")
+
+
+def agent_problem(agent: dict[str, Any]) -> str | None:
+    """What is wrong with a saved agent section, in one line naming the key and what is
+    allowed (the types and ranges of `orbitlab train`'s checks), or None if it can load."""
+    from orbitlab.cli import ArgumentError
+    from orbitlab.rl.train.checks import check_value
+
+    library = agent.get("library")
+    if not isinstance(library, str) or library not in AGENT_KEYS:
+        return f"agent.library={library!r} is invalid: expected one of {', '.join(AGENT_KEYS)}"
+    missing = [key for key in AGENT_KEYS[library] if key not in agent]
+    if missing:
+        return (
+            f"agent.{missing[0]} is missing: an agent of library {library} needs "
+            f"{', '.join(AGENT_KEYS[library])}"
+        )
+    defaults = agent_defaults(library)
+    try:
+        for key, value in agent.items():
+            check_value(f"agent.{key}", value, defaults.get(key))
+    except ArgumentError as error:
+        return str(error)
+    return None
+
+
 def load_policy(
     env: ManagerBasedRLEnv,
     checkpoint: str | Path,
@@ -63,24 +116,31 @@ def load_policy(
 
     rsl-rl checkpoints load weights-only (a crafted pickle is refused, CheckpointError);
     sb3 and rl-games checkpoints are pickles, which can run code: they load only with
-    `trust_checkpoint` (else UntrustedCheckpointError).
+    `trust_checkpoint` (else UntrustedCheckpointError). An agent section of the wrong shape
+    (a key missing, a list for a mapping, text for a number) is a one-line CheckpointError
+    naming the key and what is allowed.
     """
     run_cfg = run_cfg if run_cfg is not None else run_config(checkpoint)
     agent = run_cfg["agent"]
     library = agent.get("library")
+    if not isinstance(library, str) or library not in AGENT_KEYS:
+        require_loadable_agent(agent, checkpoint)  # names the key and the libraries
     if library == "rsl_rl":
         from orbitlab.rl.rsl_rl import load_policy as load
 
+        require_loadable_agent(agent, checkpoint)
         return load(env, str(checkpoint), agent)
     if library == "sb3":
         from orbitlab.rl.train.sb3 import load_policy as load
 
         require_trust(checkpoint, trust_checkpoint, "the Stable-Baselines3 checkpoint")
+        require_loadable_agent(agent, checkpoint)
         return load(env, Path(checkpoint), agent)
     if library == "rl_games":
         from orbitlab.rl.train.rl_games import load_policy as load
 
         require_trust(checkpoint, trust_checkpoint, "the rl-games checkpoint")
+        require_loadable_agent(agent, checkpoint)
         return load(env, Path(checkpoint), agent)
     raise ValueError(
         f"cannot load a policy trained with library '{library}' (known: rsl_rl, sb3, rl_games)"

@@ -125,8 +125,8 @@ def resume_checkpoint(
     return find_resume_checkpoint(path, runs_root, task, current_run, "*.pth")
 
 
-def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
-    """The checkpoint's deterministic actor (mean action) as `policy() -> actions`."""
+def load_player(env, checkpoint: Path, agent: dict[str, Any]):
+    """rl-games' player of the checkpoint on `env` (batched observations, torch)."""
     wrapper = RlGamesVecEnvWrapper(env)
     params = copy.deepcopy(
         {k: v for k, v in agent.items() if k not in ("library", "max_iterations", "save_interval")}
@@ -144,6 +144,12 @@ def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
     player = runner.create_player()
     player.restore(str(checkpoint))
     player.has_batch_dimension = True
+    return player
+
+
+def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
+    """The checkpoint's deterministic actor (mean action) as `policy() -> actions`."""
+    player = load_player(env, checkpoint, agent)
 
     def policy() -> torch.Tensor:
         obs = env.obs_buf["policy"].to(dtype=torch.float32)

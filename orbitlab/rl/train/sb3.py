@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from stable_baselines3 import PPO, SAC
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
@@ -64,14 +65,27 @@ def steps_per_iteration(agent: dict[str, Any]) -> int:
 
 
 class EpisodeLogCallback(BaseCallback):
-    """Writes the env's episode statistics (per reward term, terminations, success rate)
-    to SB3's logger, averaged over the steps of each rollout that reset worlds."""
+    """Writes the env's episode statistics to SB3's logger under rsl-rl's tensorboard names:
+    every `extras["log"]` term (`Episode_Reward/<term>`, `Episode_Termination/<term>`,
+    `Episode/success_rate`; a key without '/' gets `Episode/`), averaged over the steps of
+    the iteration that reset worlds, and `Train/mean_reward`, `Train/mean_episode_length`
+    over the last 100 episodes.
 
-    def __init__(self, wrapper: Sb3VecEnvWrapper):
+    On-policy algorithms record at the end of each rollout and write with their own dump
+    after the update; off-policy ones (SAC) are learned with `log_interval=None` and the
+    callback writes once per iteration (`steps_per_iteration` env steps of every world).
+    """
+
+    def __init__(self, wrapper: Sb3VecEnvWrapper, steps_per_iteration: int):
         super().__init__()
         self.wrapper = wrapper
+        self.per_iteration = steps_per_iteration * wrapper.num_envs
         self.sums: dict[str, float] = {}
         self.counts: dict[str, int] = {}
+        self.iteration = -1
+
+    def _on_training_start(self) -> None:
+        self.iteration = self.num_timesteps // self.per_iteration
 
     def _on_step(self) -> bool:
         for key, value in self.wrapper.episode_log.items():
@@ -80,10 +94,30 @@ class EpisodeLogCallback(BaseCallback):
         return True
 
     def _on_rollout_end(self) -> None:
+        if not isinstance(self.model, OffPolicyAlgorithm):
+            self.record()
+        elif self.num_timesteps // self.per_iteration > self.iteration:
+            self.iteration = self.num_timesteps // self.per_iteration
+            self.record()
+            self.model.dump_logs()
+
+    def record(self) -> None:
+        """Put the iteration's episode statistics into the logger (written at its dump)."""
         for key, total in self.sums.items():
-            self.logger.record(f"env/{key}", total / self.counts[key])
+            self.logger.record(tensorboard_name(key), total / self.counts[key])
         self.sums.clear()
         self.counts.clear()
+        episodes = self.model.ep_info_buffer
+        if episodes:
+            self.logger.record("Train/mean_reward", float(np.mean([e["r"] for e in episodes])))
+            self.logger.record(
+                "Train/mean_episode_length", float(np.mean([e["l"] for e in episodes]))
+            )
+
+
+def tensorboard_name(key: str) -> str:
+    """rsl-rl's tensorboard tag of an `extras["log"]` key."""
+    return key if "/" in key else f"Episode/{key}"
 
 
 def build(agent: dict[str, Any], wrapper: Sb3VecEnvWrapper, seed: int) -> BaseAlgorithm:
@@ -130,7 +164,8 @@ def train(settings: TrainSettings) -> TrainResult:
     else:
         model = build(agent, wrapper, settings.seed)
     model.set_logger(configure(str(settings.run_dir), ["stdout", "csv", "tensorboard"]))
-    callback = EpisodeLogCallback(wrapper)
+    callback = EpisodeLogCallback(wrapper, steps_per_iteration(agent))
+    log_interval = None if isinstance(model, OffPolicyAlgorithm) else 1
     checkpoint = settings.resume_from or settings.run_dir / "model_0.zip"
     began, done, interrupted = time.perf_counter(), start, False
     try:
@@ -138,7 +173,12 @@ def train(settings: TrainSettings) -> TrainResult:
         for first, end in segments(start, total, int(agent["save_interval"])):
             model.set_random_seed(segment_seed(settings.seed, first))  # env reseeds at reset
             model._last_obs = None  # SB3 then resets every world when learn() starts
-            model.learn((end - first) * per_iteration, reset_num_timesteps=False, callback=callback)
+            model.learn(
+                (end - first) * per_iteration,
+                reset_num_timesteps=False,
+                callback=callback,
+                log_interval=log_interval,
+            )
             done = end
             checkpoint = settings.run_dir / f"model_{end}.zip"
             save(model, checkpoint)
