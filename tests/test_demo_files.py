@@ -255,6 +255,7 @@ def _record_process(out: Path, cmds: Path, max_steps: int = 20) -> subprocess.Co
     )
 
 
+@pytest.mark.slow
 def test_real_full_disk_gives_a_clear_error_and_readable_demos(tmp_path):
     """On a 4 MiB tmpfs (root only): the recorder used to segfault (rc 139) and leave a
     file whose demo_1 was unreadable."""

@@ -115,6 +115,7 @@ def test_node_checks_its_period():
 
 
 @needs_casadi
+@pytest.mark.slow
 def test_closed_loop_20s_keeps_the_formation():
     """The formation scenario with NMPC followers, 20 s (100 solves per follower): the slot
     error stays bounded and shrinks from the reset offset, no failure, no close approach."""

@@ -77,6 +77,7 @@ def run_train(tmp_path: Path, name: str, *overrides: str) -> subprocess.Complete
     )
 
 
+@pytest.mark.slow
 def test_resume_uses_the_runs_config_and_evaluates_a_completed_run(tmp_path):
     pytest.importorskip("rsl_rl")
     first = run_train(

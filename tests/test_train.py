@@ -111,7 +111,9 @@ def assert_same_weights(a: Path, b: Path) -> None:
 @pytest.mark.parametrize(
     "agent, overrides, last",
     [
-        ("rsl_rl_ppo", ["agent.num_steps_per_env=8"], "model_5.pt"),
+        pytest.param(
+            "rsl_rl_ppo", ["agent.num_steps_per_env=8"], "model_5.pt", marks=pytest.mark.slow
+        ),
         pytest.param(
             "sb3_ppo",
             ["agent.n_steps=8", "agent.batch_size=32", "trust_checkpoint=true"],
@@ -286,6 +288,7 @@ def test_multirun_sweeps_with_the_basic_launcher(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_multirun_sweeps_with_the_joblib_launcher(tmp_path):
     """`-m hydra/launcher=joblib`: hydra's joblib launcher (extra 'sweeps') runs the two
     jobs of the sweep in parallel worker processes, each a complete run of its own."""
@@ -322,6 +325,7 @@ def test_multirun_sweeps_with_the_joblib_launcher(tmp_path):
         assert "JoblibLauncher" in (run / ".hydra" / "hydra.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_torchrun_two_processes_share_one_run(tmp_path):
     pytest.importorskip("rsl_rl")
     import os

@@ -174,6 +174,7 @@ def test_wheels_cmg_thrusters_and_magnetorquer_match_cpu(warp_device):
     np.testing.assert_allclose(host(warp.cmg_angle), cpu.cmg_angle, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_contact_between_two_spacecraft_matches_cpu(warp_device):
     xml = """
 <mujoco><option timestep="0.005"/><worldbody>
