@@ -8,7 +8,7 @@
     orbitlab record task=docking device=keyboard out=demos/docking.hdf5
     orbitlab replay file=demos/docking.hdf5
     orbitlab bench env --tasks Docking --nworld 256    # argparse (its own --help)
-    orbitlab bridge task=formation                     # scripts/bridge.py of a source tree
+    orbitlab bridge task=formation                     # the ZeroMQ bridge (extra 'bridge')
 
 Every hydra verb takes `--help`, `--cfg job` and `key=value` overrides; a bad value is one
 line naming the key, the value and what is allowed (exit status 2), `verbose=true` shows the
@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 VERBS = {
@@ -31,7 +30,7 @@ VERBS = {
     "record": "record teleoperated demonstrations (robomimic HDF5)",
     "replay": "replay demonstrations and check them bit for bit",
     "bench": "benchmarks: physics, env, train, bridge (argparse options)",
-    "bridge": "serve a task over the ZeroMQ bridge (a source checkout's scripts/bridge.py)",
+    "bridge": "serve a task over the ZeroMQ bridge (key=value options)",
     "list": "the registered tasks, their success criteria and tuned agents",
 }
 """Verb -> one line of `orbitlab --help`."""
@@ -133,26 +132,16 @@ def spec_of(verb: str) -> tuple[dict, Callable[..., Any], bool]:
 
 
 def bridge(argv: list[str]) -> int:
-    """Run a source checkout's scripts/bridge.py (the bridge's own key=value parser)."""
-    import runpy
+    """`orbitlab bridge` (orbitlab/cli/bridge.py, with its own key=value checks)."""
+    from orbitlab.cli.bridge import main as bridge_main
 
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        script = root / "scripts" / "bridge.py"
-        if script.is_file():
-            saved = sys.argv
-            sys.argv = [str(script), *argv]
-            try:
-                runpy.run_path(str(script), run_name="__main__")
-            except SystemExit as done:
-                code = done.code
-                if isinstance(code, str):
-                    print(f"bridge: {code}", file=sys.stderr)
-                return code if isinstance(code, int) else (0 if code is None else 1)
-            finally:
-                sys.argv = saved
-            return 0
-    print("orbitlab bridge: needs a source checkout (scripts/bridge.py)", file=sys.stderr)
-    return 1
+    try:
+        return bridge_main(argv)
+    except SystemExit as done:
+        code = done.code
+        if isinstance(code, str):
+            print(f"orbitlab bridge: {code}", file=sys.stderr)
+        return code if isinstance(code, int) else (0 if code is None else 1)
 
 
 if __name__ == "__main__":
