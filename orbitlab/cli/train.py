@@ -83,6 +83,7 @@ def settings_from(
         world_size=info.world_size,
         trust_checkpoint=bool(cfg.get("trust_checkpoint", False)),
         env=OmegaConf.to_container(cfg.env, resolve=True) if "env" in cfg else {},
+        verbose=bool(cfg.get("verbose", False)),
     )
 
 

@@ -35,6 +35,8 @@ class TrainSettings:
     """Allow resuming from a pickled (sb3, rl-games) checkpoint, which can run code."""
     env: dict[str, Any] = field(default_factory=dict)
     """Env config overrides (`env.<field>=...` of the command line; `orbitlab.registry`)."""
+    verbose: bool = False
+    """Show the learning library's own start-up output (e.g. rsl-rl's network printout)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def make_env(

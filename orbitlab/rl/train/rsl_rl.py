@@ -7,6 +7,8 @@ logs and writes checkpoints.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import time
 from pathlib import Path
 
@@ -40,7 +42,11 @@ def train(settings: TrainSettings) -> TrainResult:
     runner_cfg = runner_cfg_from_agent(agent)
     runner_cfg["save_interval"] = NEVER
     log_dir = str(settings.run_dir) if settings.rank == 0 else None
-    runner = OrbitlabOnPolicyRunner(env, runner_cfg, log_dir=log_dir, device=str(env.device))
+    # rsl-rl prints the whole network when a runner is built: only under verbose=true
+    with (
+        contextlib.nullcontext() if settings.verbose else contextlib.redirect_stdout(io.StringIO())
+    ):
+        runner = OrbitlabOnPolicyRunner(env, runner_cfg, log_dir=log_dir, device=str(env.device))
     start = 0
     if settings.resume_from is not None:
         infos = runner.load(str(settings.resume_from), map_location=str(env.device)) or {}
