@@ -59,9 +59,13 @@ def _make_env(task: str, num_envs: int, cfg: EnvBenchCfg) -> ManagerBasedRLEnv:
     return ManagerBasedRLEnv(make_env_cfg(task, num_envs, backend=cfg.backend, device=cfg.device))
 
 
-def _copy_state(env: ManagerBasedRLEnv, reference: ManagerBasedRLEnv) -> None:
-    """Put the env's exact state (every world, physics and framework) into the reference."""
-    set_state(reference, get_state(env))
+def _copy_state(env: ManagerBasedRLEnv, reference: ManagerBasedRLEnv, backend: str) -> None:
+    """Put the env's exact state (every world, physics and framework) into the reference.
+
+    Exact state capture exists on the cpu backend only: on warp the reference keeps its own
+    worlds, built and reset from the same config and seed as the env's."""
+    if backend == "cpu":
+        set_state(reference, get_state(env))
 
 
 def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]:
@@ -92,11 +96,11 @@ def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]
         env._reset_idx(ids)
 
     env_step()
-    _copy_state(env, reference)
+    _copy_state(env, reference, cfg.backend)
     physics()
     times: dict[str, list[float]] = {"env": [], "physics": [], "reset": [], "alone": []}
     for _ in range(cfg.trials):
-        _copy_state(env, reference)  # the physics then steps the env's states (untimed)
+        _copy_state(env, reference, cfg.backend)  # the physics then steps the env's states
         times["env"].append(_time(env_step, cfg.steps))
         times["physics"].append(_time(physics, cfg.steps))
         times["reset"].append(_time(reset_subset, 2))
