@@ -50,6 +50,7 @@ import numpy as np
 import torch
 
 from orbitlab.actuators.delay import DelayLine
+from orbitlab.sim.backends.cpu import CpuBackend
 
 GLOBAL = "global/"
 _SKIP_ATTRS = frozenset(
@@ -238,20 +239,19 @@ def _delay_order(line: DelayLine) -> torch.Tensor:
     return (torch.arange(size) + line.head) % size
 
 
-def _batch(env):
+def _cpu_backend(env) -> CpuBackend:
     backend = env.scene.data.backend
-    if getattr(backend, "device", None) != "cpu" or not hasattr(backend, "batch"):
+    if not isinstance(backend, CpuBackend):
         raise NotImplementedError("env state capture supports the 'cpu' backend only")
-    return backend.batch
+    return backend
+
+
+def _batch(env):
+    return _cpu_backend(env).batch
 
 
 def _orbit_arrays(env) -> dict[str, np.ndarray]:
-    data = env.scene.data
-    return {
-        name: array.numpy()
-        for name, array in data._arrays.items()
-        if "_frames_" not in name and array.shape[0] == data.nworld
-    }
+    return env.scene.data.world_arrays()
 
 
 # ------------------------------------------------------------------- API
@@ -267,11 +267,12 @@ def get_state(
     """
     ids = _ids(env, env_ids)
     k = len(ids)
-    batch = _batch(env)
+    backend = _cpu_backend(env)
+    batch = backend.batch
     out: dict[str, np.ndarray] = {"mujoco/state": np.array(batch.state[ids])}
-    for name, values in sorted(batch._bound.items()):
-        out[f"mujoco/out/{name}"] = np.array(values[ids])
-    for name, values in sorted(batch._expanded.items()):
+    for name in backend.bound_outputs():
+        out[f"mujoco/out/{name}"] = np.array(batch.bind(name)[ids])
+    for name, values in backend.expanded_fields().items():
         out[f"mujoco/model/{name}"] = np.array(values[ids])
     for name, values in sorted(_orbit_arrays(env).items()):
         out[f"orbit/{name}"] = np.array(values[ids])

@@ -543,6 +543,20 @@ class OrbitData:
         self._record_launches()
         return values
 
+    def world_arrays(self) -> dict[str, np.ndarray]:
+        """Every per-world orbit-layer state array, by name: live host views (nworld, ...).
+
+        The chief (R km, V km/s, t s), segment predictor, environment at the chief,
+        health codes, actuator arrays and the user/orbit wrenches; not the body-frame
+        scratch arrays the kernel rewrites each step. On the CPU backend these are the
+        arrays themselves; exact-state capture (`orbitlab.envs.state`) reads them.
+        """
+        return {
+            name: self.backend.native(array)
+            for name, array in self._arrays.items()
+            if "_frames_" not in name and array.shape[0] == self.nworld
+        }
+
     # ------------------------------------------------------------------ views
     def bind(self, name: str):
         """The (nworld, ...) MjData field, e.g. 'qpos', 'qvel' (live; see module doc).

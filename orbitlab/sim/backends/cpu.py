@@ -128,6 +128,17 @@ class CpuBackend:
             self.batch.forward()
         return array
 
+    def bound_outputs(self) -> list[str]:
+        """The MjData output fields bound so far (e.g. 'qacc'), sorted: the fields that
+        describe the last call and that exact-state capture must carry."""
+        return sorted(self._bound - set(STATE_FIELDS))
+
+    def expanded_fields(self) -> dict[str, np.ndarray]:
+        """Model fields with per-world values (by `expand` or MuJoCo's set_const), by name:
+        read-only (nworld, ...) arrays (`mujoco.batch.Batch.expanded`)."""
+        fields = {name: self.batch.expanded(name) for name in sorted(mjbatch.MODEL_FIELDS)}
+        return {name: values for name, values in fields.items() if values is not None}
+
     def expand(self, name: str) -> np.ndarray:
         """Give model field `name` per-world values; return the live (nworld, ...) array."""
         values = self.batch.expand(name)
