@@ -34,50 +34,15 @@ from orbitlab.orbit.constants import OrbitInit
 from orbitlab.sim import health
 from orbitlab.sim.backends import make_backend
 from orbitlab.sim.kernels import KernelLayout, loads_kernel, specialized_loads_kernel
-from orbitlab.sim.kinematics import BodyFrames, BodyIndex, frames_kernel
+from orbitlab.sim.kinematics import BodyFrames, BodyIndex, all_free_floating, frames_kernel
 from orbitlab.sim.launch import WorldLaunch, chunk_count
 from orbitlab.sim.records import WorldState
+from orbitlab.sim.schema import ELEMENT_KINDS, LAYOUT_CONSTANTS, PER_ELEMENT_FIELDS, WORLD_FIELDS
 
 SPECIALIZE_MIN_WORLDS = 1024
 """From this many worlds up, `OrbitData` compiles a loads kernel specialised to its model by
 default (a few seconds once per distinct model, cached on disk; measured: ~20% less kernel
 time per world-step for the benchmark spacecraft)."""
-
-_WORLD_VECTORS = (
-    "R",
-    "V",
-    "a_feedback",
-    "a_chief",
-    "seg_R0",
-    "seg_V0",
-    "seg_R1",
-    "seg_V1",
-    "seg_a_sum",
-    "sun_eci",
-    "mag_field_eci",
-)
-_WORLD_SCALARS = ("t", "t_anchor", "eclipse", "atm_density")
-# Actuator arrays: (field, element kind).
-ACTUATOR_ARRAYS = (
-    ("thruster_force", "thrusters"),
-    ("wheel_torque", "wheels"),
-    ("wheel_torque_applied", "wheels"),
-    ("wheel_momentum", "wheels"),
-    ("mtq_dipole", "magnetorquers"),
-    ("cmg_rate", "cmgs"),
-    ("cmg_rate_applied", "cmgs"),
-    ("cmg_angle", "cmgs"),
-)
-
-
-def all_free_floating(m: mujoco.MjModel) -> bool:
-    """True when every body but the world is a root with exactly one free joint."""
-    for b in range(1, m.nbody):
-        if m.body_parentid[b] != 0 or m.body_jntnum[b] != 1:
-            return False
-        if m.jnt_type[m.body_jntadr[b]] != mujoco.mjtJoint.mjJNT_FREE:
-            return False
-    return True
 
 
 @dataclass
@@ -220,18 +185,11 @@ class OrbitData:
         return frames
 
     def _make_state(self) -> WorldState:
+        """Every per-world array of `orbitlab.sim.schema.WORLD_FIELDS`, zeroed."""
         state = WorldState()
-        for name in _WORLD_VECTORS:
-            setattr(state, name, self._alloc(name, (self.nworld,), wp.vec3d))
-        for name in _WORLD_SCALARS:
-            setattr(state, name, self._alloc(name, (self.nworld,), wp.float64))
-        state.nstep = self._alloc("nstep", (self.nworld,), wp.int64)
-        state.seg_k = self._alloc("seg_k", (self.nworld,), int)
-        state.health = self._alloc("health", (self.nworld,), int)
-        for name, kind in ACTUATOR_ARRAYS:
-            setattr(
-                state, name, self._alloc(name, (self.nworld, self.model.count(kind)), wp.float64)
-            )
+        for f in WORLD_FIELDS:
+            shape = (self.nworld, self.model.count(f.per)) if f.per else (self.nworld,)
+            setattr(state, f.name, self._alloc(f.name, shape, f.dtype))
         return state
 
     def _record_launches(self) -> None:
@@ -306,30 +264,16 @@ class OrbitData:
         )
         self._graph = None
 
-    def kernel_layout(self) -> KernelLayout:
+    def kernel_layout(self) -> Any:
         """This model's element counts, switches and chief schedule, as a specialised
-        kernel fixes them."""
-        m, sw = self.model, self._switches
-        count = m.count
-        return KernelLayout(
-            nbody=m.mj_model.nbody,
-            nsurf=count("surfaces"),
-            nthr=count("thrusters"),
-            ndip=count("dipoles"),
-            nmtq=count("magnetorquers"),
-            nrw=count("wheels"),
-            ncmg=count("cmgs"),
-            use_j2=sw.use_j2,
-            use_gravity_gradient=sw.use_gravity_gradient,
-            use_drag=sw.use_drag,
-            use_srp=sw.use_srp,
-            use_magnetic=sw.use_magnetic,
-            penumbra=sw.penumbra,
-            from_qpos=sw.from_qpos,
-            to_qfrc=sw.to_qfrc,
-            segment_steps=sw.segment_steps,
-            orbit_substeps=sw.orbit_substeps,
-        )
+        kernel fixes them (a `KernelLayout`)."""
+        counts = {kind.count: self.model.count(kind.name) for kind in ELEMENT_KINDS}
+        switches = {
+            name: int(getattr(self._switches, name))
+            for name in LAYOUT_CONSTANTS
+            if name != "nbody" and name not in counts
+        }
+        return KernelLayout(nbody=self.model.mj_model.nbody, **counts, **switches)
 
     def _body_index(self) -> tuple[str, BodyIndex]:
         """The kinematics tables, and which field holds cvel's reference points.
@@ -524,7 +468,7 @@ class OrbitData:
         ids = None if worlds is None else np.asarray(worlds, dtype=np.int64)
         self.backend.reset(ids)
         rows = slice(None) if ids is None else ids
-        for name, _ in ACTUATOR_ARRAYS:
+        for name in PER_ELEMENT_FIELDS:
             self._write_rows(name, rows, 0.0)
         initial = [row["initial_angle"] for row in self.model.rows["cmgs"]]
         if initial:
@@ -627,7 +571,7 @@ class OrbitData:
 
     def __getattr__(self, name: str):
         """Actuator arrays: thruster_force, wheel_torque, wheel_momentum, mtq_dipole, ..."""
-        if name in dict(ACTUATOR_ARRAYS) and "_arrays" in self.__dict__:
+        if name in PER_ELEMENT_FIELDS and "_arrays" in self.__dict__:
             return self._native(name)
         raise AttributeError(name)
 

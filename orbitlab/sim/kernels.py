@@ -30,7 +30,7 @@ world-step for the benchmark spacecraft, bit-identical results).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import field, make_dataclass
 from typing import Any
 
 import warp as wp
@@ -56,6 +56,7 @@ from orbitlab.sim import health
 from orbitlab.sim.advance import advance_world
 from orbitlab.sim.kinematics import BodyFrames, BodyIndex, fill_frames, frame_row
 from orbitlab.sim.records import Elements, Switches, WorldState
+from orbitlab.sim.schema import LAYOUT_CONSTANTS
 
 f64 = wp.float64
 vec3d = wp.vec3d
@@ -109,43 +110,49 @@ def rotor_axis(el: Elements, i: int, delta: f64) -> wp.vec3d:
 
 
 @wp.func
-def wheel_torque(
-    sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d, omega: wp.vec3d
-) -> wp.vec3d:
-    """Reaction torque of wheel i on its body, N m: -tau_m a - omega x (h a).
+def wheel_motor_torque(
+    sw: Switches, el: Elements, i: int, command: f64, h: f64, a: wp.vec3d, omega: wp.vec3d
+) -> f64:
+    """Motor torque of wheel i after its limits, N m (input: the command, N m).
 
-    The motor torque tau_m is clamped to +-max_torque and to what keeps the speed
-    relative to the body, h/I_w - a.omega, within +-max_speed at the end of the step.
+    The command is clamped to +-max_torque and to what keeps the speed relative to the
+    body, h/I_w - a.omega (h: absolute axial momentum, N m s; a: world spin axis), within
+    +-max_speed at the end of the step.
     """
-    a = Q @ el.rw_axis[i]
-    h = state.wheel_momentum[w, i]
     speed = h / el.rw_inertia[i] - wp.dot(a, omega)
-    tau_m = wp.clamp(state.wheel_torque[w, i], -el.rw_max_torque[i], el.rw_max_torque[i])
+    tau_m = wp.clamp(command, -el.rw_max_torque[i], el.rw_max_torque[i])
     # The torque that would carry the speed past the limit within this step is cut to
     # what just reaches it (h changes by tau_m dt): holds for any rotor inertia.
     room = el.rw_inertia[i] / sw.timestep
     upper = wp.max(f64(0.0), (el.rw_max_speed[i] - speed) * room)
     lower = wp.min(f64(0.0), (-el.rw_max_speed[i] - speed) * room)
-    tau_m = wp.clamp(tau_m, lower, upper)
-    state.wheel_torque_applied[w, i] = tau_m
+    return wp.clamp(tau_m, lower, upper)
+
+
+@wp.func
+def wheel_reaction_torque(tau_m: f64, h: f64, a: wp.vec3d, omega: wp.vec3d) -> wp.vec3d:
+    """Reaction torque of a wheel on its body, N m: -tau_m a - omega x (h a)."""
     return -tau_m * a - wp.cross(omega, h * a)
 
 
 @wp.func
-def cmg_torque(
-    sw: Switches, el: Elements, state: WorldState, w: int, i: int, Q: wp.mat33d, omega: wp.vec3d
+def cmg_next_angle(sw: Switches, el: Elements, i: int, command: f64, delta: f64) -> f64:
+    """Gimbal angle of CMG i at the end of the step, rad: the rate command (rad/s)
+    clamped to +-max_rate, the angle stopped at its limits."""
+    rate = wp.clamp(command, -el.cmg_max_rate[i], el.cmg_max_rate[i])
+    return wp.clamp(delta + rate * sw.timestep, el.cmg_min_angle[i], el.cmg_max_angle[i])
+
+
+@wp.func
+def cmg_reaction_torque(
+    sw: Switches, el: Elements, i: int, delta: f64, delta_next: f64, Q: wp.mat33d, omega: wp.vec3d
 ) -> wp.vec3d:
     """Reaction torque of CMG i on its body, N m: -h (g x s) delta_dot - omega x (h s).
 
-    The gimbal rate is clamped to +-max_rate and stopped at the angle limits; the
-    gimbal term uses the step's chord h (s(delta_next) - s(delta))/dt, so the
+    The gimbal term uses the step's chord h (s(delta_next) - s(delta))/dt, so the
     exchange is exact in body axes; the gyroscopic term uses the mid-step axis.
     """
     dt = sw.timestep
-    delta = state.cmg_angle[w, i]
-    rate = wp.clamp(state.cmg_rate[w, i], -el.cmg_max_rate[i], el.cmg_max_rate[i])
-    delta_next = wp.clamp(delta + rate * dt, el.cmg_min_angle[i], el.cmg_max_angle[i])
-    state.cmg_rate_applied[w, i] = (delta_next - delta) / dt
     h = el.cmg_h[i]
     chord = rotor_axis(el, i, delta_next) - rotor_axis(el, i, delta)
     s_mid = Q @ rotor_axis(el, i, f64(0.5) * (delta + delta_next))
@@ -171,34 +178,20 @@ def commands_code(state: WorldState, w: int, nthr: int, nrw: int, nmtq: int, ncm
     return health.OK
 
 
-@dataclass(frozen=True)
-class KernelLayout:
-    """What a specialised loads kernel fixes at compile time (-1: read at run time).
+KernelLayout = make_dataclass(
+    "KernelLayout",
+    [(name, int, field(default=-1)) for name in LAYOUT_CONSTANTS],
+    frozen=True,
+)
+KernelLayout.__module__ = __name__
+KernelLayout.__doc__ = """What a specialised loads kernel fixes at compile time (-1: read at run time).
 
-    With the element counts, switches and chief schedule as constants, the
-    compiler drops the code of absent loads, folds the switches and unrolls the
-    element loops. `GENERIC` leaves everything to run time (one compiled kernel for
-    every model); `OrbitData` specialises large batches (see `specialize`).
-    """
-
-    nbody: int = -1
-    nsurf: int = -1
-    nthr: int = -1
-    ndip: int = -1
-    nmtq: int = -1
-    nrw: int = -1
-    ncmg: int = -1
-    use_j2: int = -1
-    use_gravity_gradient: int = -1
-    use_drag: int = -1
-    use_srp: int = -1
-    use_magnetic: int = -1
-    penumbra: int = -1
-    from_qpos: int = -1
-    to_qfrc: int = -1
-    segment_steps: int = -1
-    orbit_substeps: int = -1
-
+Its fields are `orbitlab.sim.schema.LAYOUT_CONSTANTS`: the body count, each element kind's
+count (nsurf, ndip, nthr, nrw, nmtq, ncmg) and every integer switch. With them as
+constants, the compiler drops the code of absent loads, folds the switches and unrolls the
+element loops. `GENERIC` leaves everything to run time (one compiled kernel for every
+model); `OrbitData` specialises large batches (see `specialize`).
+"""
 
 GENERIC = KernelLayout()
 
@@ -430,11 +423,20 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         # Momentum devices: internal torques with gyroscopic coupling.
         for i in range(nrw):
             b = el.rw_body[i]
-            torque = wheel_torque(sw, el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
-            add_wrench(wrench, w, b, zero, torque)
+            omega = frames.omega[fr, b]
+            a = frames.Q[fr, b] @ el.rw_axis[i]
+            h = state.wheel_momentum[w, i]
+            tau_m = wheel_motor_torque(sw, el, i, state.wheel_torque[w, i], h, a, omega)
+            state.wheel_torque_applied[w, i] = tau_m
+            add_wrench(wrench, w, b, zero, wheel_reaction_torque(tau_m, h, a, omega))
         for i in range(ncmg):
             b = el.cmg_body[i]
-            torque = cmg_torque(sw, el, state, w, i, frames.Q[fr, b], frames.omega[fr, b])
+            angle = state.cmg_angle[w, i]
+            angle_next = cmg_next_angle(sw, el, i, state.cmg_rate[w, i], angle)
+            state.cmg_rate_applied[w, i] = (angle_next - angle) / sw.timestep
+            torque = cmg_reaction_torque(
+                sw, el, i, angle, angle_next, frames.Q[fr, b], frames.omega[fr, b]
+            )
             add_wrench(wrench, w, b, zero, torque)
 
         # Reference-orbit feedback and the origin-acceleration correction.

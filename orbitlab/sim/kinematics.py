@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import mujoco
 import warp as wp
 
 wp.set_module_options({"enable_backward": False})
@@ -220,3 +221,13 @@ def frames_kernel(
         body_ipos,
         row_ipos,
     )
+
+
+def all_free_floating(m: mujoco.MjModel) -> bool:
+    """True when every body but the world is a root with exactly one free joint."""
+    for b in range(1, m.nbody):
+        if m.body_parentid[b] != 0 or m.body_jntnum[b] != 1:
+            return False
+        if m.jnt_type[m.body_jntadr[b]] != mujoco.mjtJoint.mjJNT_FREE:
+            return False
+    return True

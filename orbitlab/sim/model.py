@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import mujoco
 import numpy as np
@@ -11,50 +10,10 @@ import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.orbit.types import CentralBody, central_body_struct
+from orbitlab.sim.data import OrbitData
+from orbitlab.sim.orbit_layer import LOAD_SWITCHES, OrbitLayerCfg
 from orbitlab.sim.records import Elements, Switches
-from orbitlab.sim.spec import OrbitLayerCfg
-
-# Element table columns: (struct field, row key, warp dtype) per element kind.
-_TABLES: dict[str, list[tuple[str, str, Any]]] = {
-    "surfaces": [
-        ("surf_body", "body", int),
-        ("surf_normal", "normal", wp.vec3d),
-        ("surf_cop", "cop", wp.vec3d),
-        ("surf_area", "area", wp.float64),
-        ("surf_cd", "cd", wp.float64),
-        ("surf_cr", "cr", wp.float64),
-        ("surf_drag", "drag", int),
-        ("surf_srp", "srp", int),
-    ],
-    "dipoles": [("dip_body", "body", int), ("dip_moment", "moment", wp.vec3d)],
-    "thrusters": [
-        ("thr_body", "body", int),
-        ("thr_pos", "pos", wp.vec3d),
-        ("thr_dir", "dir", wp.vec3d),
-        ("thr_max", "max", wp.float64),
-    ],
-    "wheels": [
-        ("rw_body", "body", int),
-        ("rw_axis", "axis", wp.vec3d),
-        ("rw_inertia", "inertia", wp.float64),
-        ("rw_max_speed", "max_speed", wp.float64),
-        ("rw_max_torque", "max_torque", wp.float64),
-    ],
-    "magnetorquers": [
-        ("mtq_body", "body", int),
-        ("mtq_axis", "axis", wp.vec3d),
-        ("mtq_max", "max", wp.float64),
-    ],
-    "cmgs": [
-        ("cmg_body", "body", int),
-        ("cmg_gimbal", "gimbal", wp.vec3d),
-        ("cmg_spin0", "spin0", wp.vec3d),
-        ("cmg_h", "h", wp.float64),
-        ("cmg_max_rate", "max_rate", wp.float64),
-        ("cmg_min_angle", "min_angle", wp.float64),
-        ("cmg_max_angle", "max_angle", wp.float64),
-    ],
-}
+from orbitlab.sim.schema import ELEMENT_KINDS
 
 
 class OrbitModel:
@@ -87,10 +46,10 @@ class OrbitModel:
 
     def switches(self) -> Switches:
         sw = Switches()
-        for name in ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic"):
+        for name in LOAD_SWITCHES:
             setattr(sw, name, int(bool(getattr(self.orbit, name))))
         sw.penumbra = int(bool(self.orbit.use_penumbra))
-        sw.timestep = self.timestep  # type: ignore[assignment]  # a Warp struct's float64 field
+        sw.timestep = self.timestep
         sw.orbit_substeps = self.orbit_substeps
         sw.segment_steps = self.segment_steps
         sw.from_qpos = 0
@@ -100,17 +59,17 @@ class OrbitModel:
     def elements(self, device: str) -> Elements:
         """The element tables as a Warp record on `device`."""
         el = Elements()
-        for kind, columns in _TABLES.items():
-            rows = self.rows[kind]
-            for attr, key, dtype in columns:
-                values = np.array([row[key] for row in rows])
-                if dtype is wp.vec3d:
+        for kind in ELEMENT_KINDS:
+            rows = self.rows[kind.name]
+            for column in kind.columns:
+                values = np.array([row[column.key] for row in rows])
+                if column.dtype is wp.vec3d:
                     values = values.reshape(len(rows), 3).astype(np.float64)
-                elif dtype is int:
+                elif column.dtype is int:
                     values = values.astype(np.int32)
                 else:
                     values = values.astype(np.float64)
-                setattr(el, attr, wp.array(values, dtype=dtype, device=device))
+                setattr(el, column.field, wp.array(values, dtype=column.dtype, device=device))
         return el
 
     def make_data(
@@ -144,8 +103,6 @@ class OrbitModel:
             backend_options: 'warp' only: nconmax, njmax (contacts and constraint
                 rows per world; by default sized from the scene's geom pairs).
         """
-        from orbitlab.sim.data import OrbitData
-
         return OrbitData(
             self,
             nworld=nworld,

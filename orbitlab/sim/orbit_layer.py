@@ -1,0 +1,90 @@
+"""The orbit layer's configuration: switches, central body, chief schedule, elements."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from orbitlab.orbit.constants import CentralBodyCfg
+from orbitlab.sim.elements import (
+    ControlMomentGyroCfg,
+    ElementSet,
+    MagneticDipoleCfg,
+    MagnetorquerCfg,
+    ReactionWheelCfg,
+    SurfaceCfg,
+    ThrusterCfg,
+)
+
+LOAD_SWITCHES = ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic")
+"""The orbit layer's load switches (an MJCF may set them as `orbit.<name>` numerics)."""
+
+
+@dataclass(kw_only=True)
+class OrbitLayerCfg:
+    """Switches, central body, chief schedule and elements of the orbit layer."""
+
+    use_j2: bool = True
+    """J2 in the chief acceleration and in differential gravity."""
+    use_gravity_gradient: bool = True
+    """Within-body gravity-gradient torque (differential gravity forces stay on)."""
+    use_drag: bool = True
+    """Atmospheric drag on surfaces with use_drag."""
+    use_srp: bool = True
+    """Solar radiation pressure on surfaces with use_srp."""
+    use_magnetic: bool = True
+    """Residual-dipole and magnetorquer torques."""
+    use_penumbra: bool = False
+    """Conical penumbra illumination in [0, 1] instead of the hard cylinder."""
+    central_body: CentralBodyCfg = field(default_factory=CentralBodyCfg)
+    """The central body (Earth by default)."""
+    orbit_dt: float | None = None
+    """Chief RK4 step, s; None uses the MuJoCo timestep. Smaller values substep
+    (timestep must be a multiple); larger ones predict segments (a multiple of
+    the timestep)."""
+    coupling: str = "held"
+    """How the orbit-layer loads enter the integration. 'stage': evaluated at every RK4
+    stage by orbitlab's own RK4 of the coupled state (fourth order; either backend, RK4,
+    orbit_dt on the timestep, no CMGs: `orbitlab.sim.stages`). 'held': evaluated once
+    per step and held over MuJoCo's integration (first order in dt for the loads; any
+    backend, integrator and schedule; the faster of the two)."""
+    elements: ElementSet = field(default_factory=ElementSet)
+    """Surfaces, dipoles and actuators."""
+
+    def add_surface(self, surface: SurfaceCfg) -> SurfaceCfg:
+        self.elements.surfaces.append(surface)
+        return surface
+
+    def add_magnetic_body(self, dipole: MagneticDipoleCfg) -> MagneticDipoleCfg:
+        self.elements.dipoles.append(dipole)
+        return dipole
+
+    def add_thruster(self, thruster: ThrusterCfg) -> ThrusterCfg:
+        self.elements.thrusters.append(thruster)
+        return thruster
+
+    def add_reaction_wheel(self, wheel: ReactionWheelCfg) -> ReactionWheelCfg:
+        self.elements.wheels.append(wheel)
+        return wheel
+
+    def add_magnetorquer(self, mtq: MagnetorquerCfg) -> MagnetorquerCfg:
+        self.elements.magnetorquers.append(mtq)
+        return mtq
+
+    def add_cmg(self, cmg: ControlMomentGyroCfg) -> ControlMomentGyroCfg:
+        self.elements.cmgs.append(cmg)
+        return cmg
+
+    def schedule(self, timestep: float) -> tuple[int, int]:
+        """(RK4 substeps per MuJoCo step, MuJoCo steps per segment) for orbit_dt."""
+        orbit_dt = timestep if self.orbit_dt is None else float(self.orbit_dt)
+        if not (math.isfinite(orbit_dt) and orbit_dt > 0.0):
+            raise ValueError(f"orbit_dt must be > 0 s, got {self.orbit_dt!r}")
+        ratio = timestep / orbit_dt if orbit_dt <= timestep else orbit_dt / timestep
+        count = round(ratio)
+        if abs(ratio - count) > 1e-9 * ratio:
+            raise ValueError(
+                f"orbit_dt {orbit_dt} s and timestep {timestep} s: the larger "
+                "must be an integer multiple of the smaller"
+            )
+        return (count, 1) if orbit_dt <= timestep else (1, count)
