@@ -497,3 +497,41 @@ def test_a_process_whose_heartbeat_thread_died_exits_non_zero():
     )
     assert done.returncode != 0
     assert "HeartbeatThreadError: bridge heartbeat thread died" in done.stderr
+
+
+# ------------------------------------------------- frames over ZMQ_MAXMSGSIZE (dropped)
+@pytest.mark.parametrize("port", ["commands", "heartbeat"])
+def test_a_1mb_frame_gets_a_diagnostics_message_and_the_bridge_serves_on(port):
+    with serving() as server, client_for(server) as client:
+        client.wait_connected()
+        hostile = client.context.socket(zmq.PUB)
+        hostile.setsockopt(zmq.LINGER, 0)
+        hostile.connect(server.endpoints[port])
+        try:
+            time.sleep(0.3)  # the bridge's subscription reaches the new PUB
+            hostile.send(b'{"namespace":"sc0","pad":"' + b"x" * 2**20 + b'"}')
+            wait_until(
+                lambda: any(d["code"] == "connection_dropped" for d in client.diagnostics), client
+            )
+        finally:
+            hostile.close()
+        message = next(d for d in client.diagnostics if d["code"] == "connection_dropped")
+        limit = {"commands": "262144", "heartbeat": "65536"}[port]
+        assert f"over {limit} bytes" in message["message"] and one_line(message["message"])
+        assert message["level"] == "warn" and server.stats.connections_dropped >= 1
+        t0 = client.sim_time
+        client.publish_force("sc0", [3.0, 0.0, 0.0])  # the bridge still serves
+        wait_until(lambda: server.sim.wrench[0, 0] == 3.0 and client.sim_time > t0 + 0.1, client)
+
+
+def test_a_client_that_leaves_is_reported_as_closed_not_dropped():
+    with serving() as server, client_for(server) as watcher:
+        watcher.wait_connected()
+        with client_for(server) as leaving:
+            leaving.wait_connected()
+        wait_until(
+            lambda: any(d["code"] == "connection_closed" for d in watcher.diagnostics), watcher
+        )
+        closed = [d for d in watcher.diagnostics if d["code"] == "connection_closed"]
+        assert closed[0]["level"] == "info" and "drops unread" in closed[0]["message"]
+        assert not any(d["code"] == "connection_dropped" for d in watcher.diagnostics)

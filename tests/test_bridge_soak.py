@@ -42,7 +42,8 @@ try:
     server.run(stop=stop)
 finally:
     print(json.dumps({"ticks": server.stats.ticks, "internal_errors":
-                      server.stats.internal_errors, "rejected": server.stats.rejected}),
+                      server.stats.internal_errors, "rejected": server.stats.rejected,
+                      "dropped": server.stats.connections_dropped}),
           flush=True)
     server.close()
 """
@@ -52,6 +53,7 @@ def _hostile_classes(counter):
     """name -> a function(send_command, send_heartbeat) sending one burst of that class."""
     big = b'{"namespace":"sc0","pad":"' + b"x" * 100_000 + b'"}'
     huge = b'{"namespace":"sc0","pad":"' + b"x" * 300_000 + b'"}'  # closes the connection
+    mib = b'{"namespace":"sc0","pad":"' + b"x" * 2**20 + b'"}'
     deep = b"[" * 5000 + b"]" * 5000
     deep_hb = b'{"msg":' + b"[" * 999 + b"]" * 999 + b"}"
     good = (
@@ -67,6 +69,12 @@ def _hostile_classes(counter):
         for _ in range(5):
             cmd(big)
         cmd(huge)
+
+    def megabyte(cmd, hb):  # over both ports' ZMQ_MAXMSGSIZE: connection dropped, reported
+        for _ in range(5):
+            cmd(mib)
+            hb(mib)
+        time.sleep(0.02)  # (what this process queues, at most 10 MiB per burst)
 
     def deep_nesting(cmd, hb):
         for _ in range(20):
@@ -104,6 +112,7 @@ def _hostile_classes(counter):
     return {
         "flood": flood,
         "oversized": oversized,
+        "megabyte": megabyte,
         "deep_nesting": deep_nesting,
         "topics": topics,
         "field_names": field_names,
@@ -142,6 +151,7 @@ def _soak(phase_s: float) -> dict[str, float]:
             proc.kill()
     assert summary["internal_errors"] == 0, summary
     assert summary["rejected"].get("too_deep", 0) > 0 and summary["rejected"]["too_large"] > 0
+    assert summary["dropped"] > 0, summary  # the 300 KB and 1 MiB frames' connections
     return growth
 
 

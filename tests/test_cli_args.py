@@ -341,3 +341,23 @@ def test_check_value_names_nested_keys():
         check_value(
             "agent", {"config": {"learning_rate": "x"}}, {"config": {"learning_rate": 3e-4}}
         )
+
+
+@pytest.mark.parametrize(
+    "item, words",
+    [
+        ("rate_hz=abc", ["rate_hz='abc'", "finite number >= 0"]),  # a ValueError traceback
+        ("rate_hz=nan", ["rate_hz='nan'", "finite"]),  # was accepted
+        ("accel=abc", ["accel='abc'"]),
+        ("duration=abc", ["duration='abc'"]),
+        ("pub_port=abc", ["pub_port='abc'", "[0, 65535]"]),
+        ("heartbeat_port=70000", ["heartbeat_port='70000'", "[0, 65535]"]),  # was accepted
+    ],
+)
+def test_bridge_numbers_are_checked_before_the_scene_is_built(item, words):
+    from orbitlab.cli.bridge import parse
+
+    with pytest.raises(SystemExit) as info:
+        parse([item])
+    message = str(info.value.code)
+    assert "\n" not in message and all(word in message for word in words), message

@@ -134,6 +134,7 @@ def test_crafted_checkpoint_does_not_run_code_through_resume(crafted_run, tmp_pa
     [
         (b"\x80\x02garbage" * 4, "no torch checkpoint of weights"),  # 'invalid load key' before
         (b"", "not a readable checkpoint"),
+        (b"hello checkpoint\n", "no torch file"),  # a KeyError escaped before
     ],
 )
 def test_corrupted_checkpoint_is_named(tmp_path, content, reason):

@@ -155,6 +155,7 @@ def test_duplicate_element_names_are_rejected():
         ("omega", (0.0, 0.0), "central_body.omega must be 3 finite numbers"),
         ("magnetic_axis", (0.0, 0.0, 0.0), "central_body.magnetic_axis must be nonzero"),
         ("j2", float("nan"), "central_body.j2 must be finite"),
+        ("atmosphere_rho0", -1.0, "central_body.atmosphere_rho0 must be >= 0 kg/m^3, got -1.0"),
     ],
 )
 def test_invalid_central_body_is_rejected(field, value, message):
@@ -185,6 +186,8 @@ def test_orbit_inside_the_central_body_or_malformed_is_rejected():
         model.make_data(orbit=OrbitInit(R_eci=[6000.0, 0, 0], V_eci=[0, 7.5, 0]))
     with pytest.raises(ValueError, match="R_eci and V_eci must be 3 finite numbers"):
         model.make_data(orbit=OrbitInit(R_eci=[7000.0, 0], V_eci=[0, 7.5, 0]))
+    with pytest.raises(ValueError, match="R_eci and V_eci must be 3 finite numbers"):
+        model.make_data(orbit=OrbitInit(R_eci="abc", V_eci=[0, 7.5, 0]))  # a bare ValueError
     with pytest.raises(ValueError, match="got 1 orbits for 2 worlds"):
         model.make_data(nworld=2, orbit=[OrbitInit()])
     with pytest.raises(ValueError, match="unknown backend 'gpu'"):

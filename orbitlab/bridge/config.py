@@ -86,8 +86,9 @@ class BridgeCfg:
     """Larger frames (bytes) are dropped with a diagnostics message ('too_large')."""
     drop_connection_bytes: int = 262144
     """A frame larger than this (bytes) makes ZeroMQ close its sender's connection before
-    it is read (so it cannot be reported; the sender's socket reconnects by itself). With
-    `recv_hwm` it bounds what one client can queue here."""
+    it is read (the sender's socket reconnects by itself); the closed connection is
+    reported ('connection_dropped', `connections`). With `recv_hwm` it bounds what one
+    client can queue here."""
     max_depth: int = 8
     """Deepest nesting of objects/arrays in a frame (a command needs 2, a relayed plan 3)."""
     max_fields: int = 64
@@ -152,6 +153,11 @@ class BridgeStats:
     """Frames over `shed_frame_bytes` dropped unread while overloaded."""
     flow_wait_s: float = 0.0
     """'ros' mode: wall time the simulation waited for the node to consume telemetry, s."""
+    connections_dropped: int = 0
+    """Connections closed and reopened at once from the same host: most likely dropped by
+    ZeroMQ for a frame over `BridgeCfg.drop_connection_bytes` (`connections`)."""
+    connections_closed: int = 0
+    """Other closed client connections (`connections`)."""
     internal_errors: int = 0
     """Frames whose handling raised unexpectedly (a bug): logged, reported, served on."""
 

@@ -41,6 +41,7 @@ import zmq
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.config import BridgeCfg, BridgeStats, frame_limits
+from orbitlab.bridge.connections import ConnectionWatch
 from orbitlab.bridge.flow import FlowWindow
 from orbitlab.bridge.heartbeat import HeartbeatMonitor, HeartbeatThreadError
 from orbitlab.bridge.ownership import Claims
@@ -108,11 +109,14 @@ class BridgeServer:
         """'ros' mode: frames sent to the node and known consumed (`flow`)."""
         self.pacer = Pacer(PacerCfg(accel=c.accel, max_lag_s=c.max_lag_s))
         self.context = zmq.Context()
+        self.connections = ConnectionWatch()
+        """Closed connections, among them those dropped for a frame over ZMQ_MAXMSGSIZE."""
         self.curve: CurveServer | None = None
         try:
             if c.curve_secret_key_file:
                 self.curve = CurveServer(self.context, c.curve_secret_key_file, c.curve_clients_dir)
             self._open_sockets()
+            self.connections.start()
         except BaseException:
             if self.curve is not None:
                 self.curve.close()
@@ -165,9 +169,16 @@ class BridgeServer:
         self.sub.setsockopt(zmq.RCVHWM, c.recv_hwm)
         self.sub.setsockopt(zmq.MAXMSGSIZE, c.drop_connection_bytes)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.connections.add(self.sub, "command")
         if setup is not None:
             setup(self.pub)
             setup(self.sub)
+
+        def heartbeat_setup(socket: zmq.Socket) -> None:
+            self.connections.add(socket, "heartbeat")
+            if setup is not None:
+                setup(socket)
+
         pub = _bind(self.pub, c.host, c.pub_port)
         sub = _bind(self.sub, c.host, c.sub_port) if hub else _connect(self.sub, c.host, c.sub_port)
         limits = self.schema.limits
@@ -177,7 +188,7 @@ class BridgeServer:
             bind=hub,
             timeout_s=c.heartbeat_timeout_s,
             max_clients=c.max_clients,
-            setup=setup,
+            setup=heartbeat_setup,
             schema=FrameSchema(
                 FrameLimits(
                     max_message_bytes=min(HEARTBEAT_MAX_BYTES, limits.max_message_bytes),
@@ -198,9 +209,11 @@ class BridgeServer:
         if self._closed:
             return
         self._closed = True
+        self.connections.muted = True  # our own closes are no news
         self.heartbeat.close()
         self.pub.close(linger=0)
         self.sub.close(linger=0)
+        self.connections.close()
         if self.curve is not None:
             self.curve.close()
         self.context.term()
@@ -760,14 +773,20 @@ class BridgeServer:
         return ROS_CLOCK_RETRY_S, max(1, round(span / ROS_CLOCK_RETRY_S))
 
     def _heartbeat_reports(self) -> None:
-        """Report what the heartbeat thread rejected (it cannot use the telemetry socket);
-        raises HeartbeatThreadError when that thread has died."""
+        """Report what the heartbeat and connection threads found (they cannot use the
+        telemetry socket); raises HeartbeatThreadError when the heartbeat thread has died."""
         hb = self.heartbeat
         hb.check()
         while hb.reports:
             code, message = hb.reports.popleft()
             self.stats.rejected[code] = self.stats.rejected.get(code, 0) + 1
             self._diagnose(code, message, level="warn")
+        watch = self.connections
+        self.stats.connections_dropped = watch.dropped
+        self.stats.connections_closed = watch.closed
+        while watch.reports:
+            code, level, message = watch.reports.popleft()
+            self._diagnose(code, message, level=level)
 
     def _diagnose(self, code: str, message: str, topic: str = "", level: str = "error") -> bool:
         """A log line and a diagnostics message, at most `diagnostics_per_s` per second;
@@ -779,7 +798,9 @@ class BridgeServer:
             d["suppressed"] += 1
             return False
         d["count"] += 1
-        (log.warning if level == "warn" else log.error)("bridge %s: %s", code, message)
+        {"info": log.info, "warn": log.warning}.get(level, log.error)(
+            "bridge %s: %s", code, message
+        )
         if self._ros:  # the node knows no diagnostics type: the log line only
             d["suppressed"] = 0
             return True

@@ -36,7 +36,7 @@ import logging
 import signal
 import sys
 
-from orbitlab.cli import FALSE, TRUE, parse_key_values
+from orbitlab.cli import FALSE, TRUE, ArgumentError, integer, number, parse_key_values
 
 DEFAULTS = {
     "task": "formation",
@@ -71,7 +71,19 @@ def parse(argv: list[str]) -> dict[str, str]:
     if args["mode"] not in ("hub", "ros"):
         raise SystemExit(f"mode must be hub or ros, got '{args['mode']}'")
     namespace_map(args["namespaces"])  # checked here, before the scene is built
+    for key, convert in NUMBERS.items():
+        try:
+            convert(key, args[key])
+        except ArgumentError as error:
+            raise SystemExit(str(error)) from None
     return args
+
+
+NUMBERS = {
+    **dict.fromkeys(("rate_hz", "accel", "duration", "telemetry_rate_hz"), number(min=0.0)),
+    **dict.fromkeys(("pub_port", "sub_port", "heartbeat_port"), integer(min=0, max=65535)),
+}
+"""Numeric arguments and their checks (before `build` converts them)."""
 
 
 def namespace_map(text: str) -> dict[str, str]:

@@ -55,6 +55,11 @@ def load_torch_checkpoint(
         raise CheckpointError(
             f"checkpoint {path} is not a readable checkpoint: {_refusal(error)}"
         ) from error
+    except (KeyError, IndexError) as error:  # torch's legacy reader on a text file
+        raise CheckpointError(
+            f"checkpoint {path} is not a readable checkpoint: no torch file "
+            f"({type(error).__name__} {error} in its header)"
+        ) from error
     except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as error:
         raise CheckpointError(
             f"checkpoint {path} is not a readable checkpoint: {_first_line(error)}"

@@ -632,7 +632,10 @@ def _host(array) -> np.ndarray:
 
 
 def _vector3(value, world: int, name: str) -> np.ndarray:
-    vec = np.asarray(value, dtype=np.float64)
+    try:
+        vec = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):  # e.g. text
+        vec = np.full(1, np.nan)
     if vec.shape != (3,) or not np.all(np.isfinite(vec)):
         raise ValueError(
             f"world {world}: R_eci and V_eci must be 3 finite numbers each ({name} = {value!r})"
