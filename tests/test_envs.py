@@ -26,7 +26,7 @@ DT = 0.05
 
 
 def spin_rate(env) -> torch.Tensor:
-    return env.scene.entities["sat"].root_velocity()[1][:, 2]
+    return env.scene.entities["sat"].data.root_ang_vel_b[:, 2]
 
 
 def spinning(env, env_ids, rate):

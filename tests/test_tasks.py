@@ -46,7 +46,7 @@ def test_gymnasium_make_vec_gives_the_batched_env():
 
 def mean_rate(env) -> float:
     return float(
-        torch.linalg.vector_norm(env.scene.entities["sat"].root_velocity()[1], dim=-1).mean()
+        torch.linalg.vector_norm(env.scene.entities["sat"].data.root_ang_vel_b, dim=-1).mean()
     )
 
 

@@ -129,7 +129,7 @@ def randomize_mass(env, env_ids, entity: str, scale=(0.9, 1.1)) -> None:
 
 def apply_angular_impulse(env, env_ids, entity: str, max_impulse_nms: float) -> None:
     """A random angular impulse on the root (interval mode: a disturbance kick), N m s."""
-    omega = env.scene.entities[entity].root_velocity()[1]
+    omega = env.scene.entities[entity].data.root_ang_vel_b
     body = env.scene.entities[entity].root_body
     inertia = torch.as_tensor(
         env.scene.mj_model.body_inertia[body], dtype=torch.float64, device=env.device

@@ -26,12 +26,12 @@ def sensor_value(env, name: str, slice_: tuple[int, int] | None = None) -> torch
 
 def root_ang_vel(env, entity: str) -> torch.Tensor:
     """True body angular velocity of an entity's root in body axes, rad/s (privileged)."""
-    return env.scene.entities[entity].root_velocity()[1]
+    return env.scene.entities[entity].data.root_ang_vel_b
 
 
 def root_quat(env, entity: str) -> torch.Tensor:
     """True attitude quaternion (w, x, y, z) of an entity's root, body to ECI (privileged)."""
-    q = env.scene.entities[entity].root_pose()[1]
+    q = env.scene.entities[entity].data.root_quat_w
     return torch.where(q[:, :1] < 0, -q, q)
 
 

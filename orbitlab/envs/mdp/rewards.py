@@ -9,7 +9,7 @@ __all__ = ["action_l2", "action_rate_l2", "ang_vel_norm", "constant"]
 
 def ang_vel_norm(env, entity: str) -> torch.Tensor:
     """|omega| of an entity's root body, rad/s."""
-    return torch.linalg.vector_norm(env.scene.entities[entity].root_velocity()[1], dim=-1)
+    return torch.linalg.vector_norm(env.scene.entities[entity].data.root_ang_vel_b, dim=-1)
 
 
 def action_l2(env) -> torch.Tensor:

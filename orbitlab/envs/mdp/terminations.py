@@ -14,7 +14,7 @@ def time_out(env) -> torch.Tensor:
 
 def ang_vel_above(env, entity: str, limit_rad_s: float) -> torch.Tensor:
     """The root's angular speed exceeds `limit_rad_s` (tumbling out of control)."""
-    omega = env.scene.entities[entity].root_velocity()[1]
+    omega = env.scene.entities[entity].data.root_ang_vel_b
     return torch.linalg.vector_norm(omega, dim=-1) > limit_rad_s
 
 

@@ -221,7 +221,7 @@ def latch_features(env, chaser: str = "chaser") -> torch.Tensor:
 
 def body_rates(env, chaser: str = "chaser") -> torch.Tensor:
     """True body rates, rad/s (N, 3) (privileged)."""
-    return env.scene.entities[chaser].root_velocity()[1]
+    return env.scene.entities[chaser].data.root_ang_vel_b
 
 
 # ---------------------------------------------------------------- terminations

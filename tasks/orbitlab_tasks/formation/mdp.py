@@ -86,12 +86,12 @@ def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
     C, omega = env.scene.view.hill()
     C, omega = C.double(), omega.double()
     leader = env.scene.entities[geo.LEADER]
-    p0, v0 = leader.root_pose()[0].double(), leader.root_velocity()[0].double()
+    p0, v0 = leader.data.root_pos_w.double(), leader.data.root_lin_vel_w.double()
     errs, vels = [], []
     for f in geo.FOLLOWERS:
         e = env.scene.entities[f]
         rho, rho_dot = geo.to_hill(
-            C, omega, e.root_pose()[0].double() - p0, e.root_velocity()[0].double() - v0
+            C, omega, e.data.root_pos_w.double() - p0, e.data.root_lin_vel_w.double() - v0
         )
         errs.append(rho)
         vels.append(rho_dot)
@@ -103,7 +103,7 @@ def true_slot_body(env, follower: str) -> torch.Tensor:
     k = _follower_index(follower)
     err, vel = true_slot_state(env)
     C, _ = env.scene.view.hill()
-    M = geo.hill_to_body(C.double(), env.scene.entities[follower].root_pose()[1].double())
+    M = geo.hill_to_body(C.double(), env.scene.entities[follower].data.root_quat_w.double())
     return torch.cat([(M @ err[:, k, :, None])[..., 0], (M @ vel[:, k, :, None])[..., 0]], -1)
 
 
@@ -121,8 +121,8 @@ def leader_velocity_hill(env) -> torch.Tensor:
     return geo.to_hill(
         C.double(),
         omega.double(),
-        leader.root_pose()[0].double(),
-        leader.root_velocity()[0].double(),
+        leader.data.root_pos_w.double(),
+        leader.data.root_lin_vel_w.double(),
     )[1]
 
 
@@ -284,7 +284,7 @@ def slot_drift(env, max_error_m: float) -> torch.Tensor:
 def collision(env, min_distance_m: float) -> torch.Tensor:
     """Two spacecraft centres closer than `min_distance_m` (the 0.326 m cubes touch below it)."""
     names = (geo.LEADER, *geo.FOLLOWERS)
-    pos = torch.stack([env.scene.entities[n].root_pose()[0].double() for n in names], 1)
+    pos = torch.stack([env.scene.entities[n].data.root_pos_w.double() for n in names], 1)
     gap = torch.cdist(pos, pos)
     gap = gap + torch.eye(len(names), dtype=gap.dtype, device=gap.device) * 1e9
     return gap.amin(dim=(-1, -2)) < min_distance_m
