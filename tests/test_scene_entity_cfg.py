@@ -160,3 +160,32 @@ def test_a_curriculum_still_changes_params_beside_a_reference():
     env.reset()
     rate = torch.linalg.vector_norm(env.scene.entities["sat"].data.root_ang_vel_b, dim=-1)
     assert rate.tolist() == pytest.approx([0.5, 0.5])
+
+
+def test_the_shipped_events_run_on_a_resolved_entity():
+    cfg = cfg_with("event", SAT)
+    cfg.events = {
+        "mass": EventTermCfg(
+            func=mdp.randomize_mass, mode="startup", params={"entity": SAT, "scale": (2.0, 2.0)}
+        ),
+        "pose": EventTermCfg(
+            func=mdp.reset_root_pose_uniform,
+            params={"entity": SAT, "pos_low_m": (1.0, 1.0, 1.0), "pos_high_m": (2.0, 2.0, 2.0)},
+        ),
+        "kick": EventTermCfg(
+            func=mdp.apply_angular_impulse,
+            mode="interval",
+            interval_range_s=(0.1, 0.1),
+            params={"entity": SAT, "max_impulse_nms": 1e-3},
+        ),
+    }
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    sat = env.scene.entities["sat"]
+    pos = sat.data.root_pos_w
+    assert bool(((pos >= 1.0) & (pos <= 2.0)).all())
+    mass = env.scene.data.expand("body_mass")[:, sat.root_body]
+    assert mass.tolist() == pytest.approx([2.0 * env.scene.mj_model.body_mass[sat.root_body]] * 2)
+    before = sat.data.root_ang_vel_b.clone()
+    env.step(torch.zeros((2, 0)))
+    assert not torch.equal(sat.data.root_ang_vel_b, before)  # kicked
