@@ -42,7 +42,8 @@ def _hill_states(env: ManagerBasedRLEnv) -> tuple[np.ndarray, np.ndarray]:
     origin = env.agent.node("reference").held["reference_pos"][0].double()
     pos, yaw = [], []
     for name in FLYERS:
-        p, q = env.scene.entities[name].root_pose()
+        data = env.scene.entities[name].data
+        p, q = data.root_pos_w, data.root_quat_w
         pos.append((C[0] @ (p[0].double() - origin)).cpu().numpy())
         q_bh = quat_multiply(q_hill[0].cpu().numpy(), q[0].double().cpu().numpy())
         yaw.append(float(quat_yaw(q_bh)))

@@ -235,7 +235,7 @@ def test_ideal_wrench_moves_the_body_as_commanded():
     )
     scene.actuators["sat/w"].set_command(torch.tensor([[5.0, 0, 0, 0, 0, 0.0]] * 2))
     scene.step(100)
-    vel, _ = scene.entities["sat"].root_velocity()
+    vel = scene.entities["sat"].data.root_lin_vel_w
     # 5 N on 100 kg for 1 s: 0.05 m/s, up to the tiny differential gravity (~1e-6 m/s).
     assert float(vel[0, 0]) == pytest.approx(0.05, abs=1e-5)
 

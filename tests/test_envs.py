@@ -9,6 +9,7 @@ from orbitlab.actuators.momentum import ReactionWheelGroupCfg
 from orbitlab.envs import mdp
 from orbitlab.envs.gym import OrbitlabVectorEnv
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+from orbitlab.managers import SceneEntityCfg
 from orbitlab.managers.action_manager import ActuatorActionCfg
 from orbitlab.managers.terms import (
     EventTermCfg,
@@ -26,7 +27,7 @@ DT = 0.05
 
 
 def spin_rate(env) -> torch.Tensor:
-    return env.scene.entities["sat"].root_velocity()[1][:, 2]
+    return env.scene.entities["sat"].data.root_ang_vel_b[:, 2]
 
 
 def spinning(env, env_ids, rate):
@@ -59,7 +60,8 @@ def make_env(num_envs=4, episode_s=1.0, noise=0.0, history=0, fail_above=None, *
     terminations = {}
     if fail_above is not None:
         terminations["spun_up"] = TerminationTermCfg(
-            func=mdp.ang_vel_above, params={"entity": "sat", "limit_rad_s": fail_above}
+            func=mdp.ang_vel_above,
+            params={"entity": SceneEntityCfg("sat"), "limit_rad_s": fail_above},
         )
     cfg = ManagerBasedRLEnvCfg(
         scene=SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=DT),
@@ -71,7 +73,7 @@ def make_env(num_envs=4, episode_s=1.0, noise=0.0, history=0, fail_above=None, *
                 terms={
                     "rate": ObservationTermCfg(
                         func=mdp.sensor_value,
-                        params={"name": "sat/gyro"},
+                        params={"sensor_cfg": SceneEntityCfg("sat", sensor_names=("gyro",))},
                         noise_std=noise,
                         history_length=history,
                     ),
@@ -80,7 +82,9 @@ def make_env(num_envs=4, episode_s=1.0, noise=0.0, history=0, fail_above=None, *
             )
         },
         rewards={
-            "rate": RewardTermCfg(func=mdp.ang_vel_norm, params={"entity": "sat"}, weight=-2.0),
+            "rate": RewardTermCfg(
+                func=mdp.ang_vel_norm, params={"entity": SceneEntityCfg("sat")}, weight=-2.0
+            ),
             "alive": RewardTermCfg(func=mdp.constant, weight=0.5),
         },
         terminations=terminations,

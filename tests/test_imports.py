@@ -34,7 +34,14 @@ def test_top_level_names_resolve_lazily_to_their_modules():
 
 @pytest.mark.parametrize(
     "package",
-    ["orbitlab.orbit", "orbitlab.sim", "orbitlab.scene", "orbitlab.sensors", "orbitlab.actuators"],
+    [
+        "orbitlab.orbit",
+        "orbitlab.sim",
+        "orbitlab.scene",
+        "orbitlab.sensors",
+        "orbitlab.actuators",
+        "orbitlab.managers",
+    ],
 )
 def test_every_public_name_of_a_package_exists(package):
     module = __import__(package, fromlist=["__all__"])

@@ -132,7 +132,7 @@ def test_closed_loop_20s_keeps_the_formation():
         assert not bool((terminated | truncated).any())
         error = geo.slot_errors(env).norm(dim=-1)
         worst = max(worst, float(error.max()))
-        pos = [env.scene.entities[n].root_pose()[0][0] for n in (geo.LEADER, *geo.FOLLOWERS)]
+        pos = [env.scene.entities[n].data.root_pos_w[0] for n in (geo.LEADER, *geo.FOLLOWERS)]
         closest = min(
             closest, *(float((pos[i] - pos[j]).norm()) for i, j in ((0, 1), (0, 2), (1, 2)))
         )

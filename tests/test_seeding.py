@@ -6,7 +6,7 @@ import torch
 
 from orbitlab.envs import mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
-from orbitlab.managers.terms import ObservationGroupCfg, ObservationTermCfg
+from orbitlab.managers import ObservationGroupCfg, ObservationTermCfg, SceneEntityCfg
 from orbitlab.scene.entities import SpacecraftCfg
 from orbitlab.scene.scene import SceneCfg
 from orbitlab.seeding import stream_seed
@@ -22,7 +22,9 @@ def noisy_env(seed: int, num_envs: int = 4) -> ManagerBasedRLEnv:
             "policy": ObservationGroupCfg(
                 terms={
                     "rate": ObservationTermCfg(
-                        func=mdp.sensor_value, params={"name": "sat/gyro"}, noise_std=0.01
+                        func=mdp.sensor_value,
+                        params={"sensor_cfg": SceneEntityCfg("sat", sensor_names=("gyro",))},
+                        noise_std=0.01,
                     )
                 }
             )

@@ -63,7 +63,7 @@ def make_scene(
 
 def spin(scene, worlds, omega_body):
     """Set the spacecraft's body rate without restarting the sensors (a step in the truth)."""
-    _, ang = scene.entities["sat"].root_velocity()
+    ang = scene.entities["sat"].data.root_ang_vel_b
     ang[worlds] = torch.as_tensor(omega_body, dtype=ang.dtype)
     scene.data.forward()
     scene.view.invalidate()
@@ -162,7 +162,7 @@ def test_star_tracker_reports_the_body_attitude_with_noise_and_misalignment():
     scene = make_scene({"st": StarTrackerCfg(std=1e-4, misalignment_rad=misalignment)}, num_envs=n)
     spin(scene, slice(None), [0.1, -0.2, 0.3])
     scene.step(50)
-    _, quat = scene.entities["sat"].root_pose()
+    quat = scene.entities["sat"].data.root_quat_w
     measured = scene.sensors["sat/st"].value
     truth = scene.sensors["sat/st"].truth_value
     assert quat_angle(truth, quat.clone()).max() < 1e-12
@@ -180,7 +180,7 @@ def test_gyro_magnetometer_and_sun_sensor_are_rotated_into_the_body():
         },
         num_envs=2,
     )
-    _, quat = scene.entities["sat"].root_pose()
+    quat = scene.entities["sat"].data.root_quat_w
     quat[:] = torch.tensor([math.cos(0.5), 0.0, 0.0, math.sin(0.5)], dtype=torch.float64)
     spin(scene, slice(None), [0.0, 0.0, 0.2])
     scene.refresh_sensors(scene.all_worlds)
@@ -305,7 +305,7 @@ def test_docking_latch_closes_only_on_a_soft_aligned_contact():
     )
     scene = make_scene({"latch": cfg}, num_envs=2, target_pos=(1.0, 0.0, 0.0))
     # Port: the target's origin with +z out of the port; turn the target so +z faces -x.
-    _, q_t = scene.entities["target"].root_pose()
+    q_t = scene.entities["target"].data.root_quat_w
     half = math.sqrt(0.5)
     q_t[:] = torch.tensor([half, 0.0, -half, 0.0], dtype=torch.float64)
     sat = scene.entities["sat"]

@@ -21,6 +21,11 @@ POLICY_DIM = 3 + 3 + 3 + 3 + 6 + 6 + 3 + 3 + 3 + 3 + 3 + 3 + 3 + 3
 CRITIC_DIM = POLICY_DIM + 3 * 7
 
 
+def chaser(env):
+    """The chaser as the task's terms receive it (resolved)."""
+    return docking_env_cfg.CHASER.resolve(env.scene)
+
+
 def test_registered():
     entry = task_entry("Orbitlab-Docking-v0")
     assert entry.env_cfg.endswith("docking_env_cfg:env_cfg")
@@ -52,7 +57,7 @@ def test_env_steps_with_random_actions():
 
 def test_reset_puts_the_chaser_in_the_corridor():
     env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=16))
-    state = mdp.truth_state(env)
+    state = mdp.truth_state(env, chaser(env))
     rng = torch.linalg.vector_norm(state["pos"], dim=-1)
     lateral = torch.linalg.vector_norm(state["pos"][:, :2], dim=-1)
     # Tip range 5-30 m and lateral <= 1 m by construction (1 mm: float round-off).
@@ -60,11 +65,11 @@ def test_reset_puts_the_chaser_in_the_corridor():
     assert bool((lateral <= 1.0 + 1e-3).all())
     # Attitude within 5 deg of the docking attitude (the probe axis is then within 5 deg).
     assert bool((state["misalignment"] <= 5.0 * mdp.DEG + 1e-6).all())
-    assert not bool(mdp.left_corridor(env).any())
+    assert not bool(mdp.left_corridor(env, chaser(env)).any())
     # The sensor-built state agrees with the truth to the sensors' noise. In port axes the
     # lateral error is dominated by the port attitude noise, 2 mrad x (1 + 0.01 range) per
     # axis, times the range (<= 2.6 mrad x range); 3 cm + 15 mrad x range is > 5 sigma.
-    measured = mdp.measured_state_env(env)
+    measured = mdp.measured_state_env(env, chaser(env))
     error = (measured["pos"] - state["pos"]).abs().amax(-1)
     assert bool((error < 0.03 + 0.015 * rng).all()), error
 
@@ -101,7 +106,9 @@ def test_collision_impact_and_funnel_contact():
     ended = torch.zeros(3, dtype=torch.bool)
     for _ in range(60):
         _, _, terminated, truncated, _ = env.step(torch.zeros((3, 6)))
-        funnel_contact |= bool(mdp.target_contact(env)[2] & ~ended[2])
+        funnel_contact |= bool(
+            mdp.target_contact(env, docking_env_cfg.TARGET.resolve(env.scene))[2] & ~ended[2]
+        )
         for name, value in env.termination_manager.last.items():
             fired[name] |= value & ~ended  # the first episode only
         ended |= terminated | truncated
@@ -114,7 +121,7 @@ def test_collision_impact_and_funnel_contact():
 def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:
     """Tip range at reset minus range at the end (or just before the episode ended), m."""
     env = ManagerBasedRLEnv(cfg)
-    start = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
+    start = torch.linalg.vector_norm(mdp.truth_state(env, chaser(env))["pos"], dim=-1)
     last = start.clone()
     ended = torch.zeros(env.num_envs, dtype=torch.bool)
     generator = torch.Generator().manual_seed(1)
@@ -125,11 +132,11 @@ def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:
             if policy == "random"
             else torch.zeros((env.num_envs, dim))
         )
-        now = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
+        now = torch.linalg.vector_norm(mdp.truth_state(env, chaser(env))["pos"], dim=-1)
         last = torch.where(ended, last, now)
         _, _, terminated, truncated, _ = env.step(action)
         ended |= terminated | truncated
-    now = torch.linalg.vector_norm(mdp.truth_state(env)["pos"], dim=-1)
+    now = torch.linalg.vector_norm(mdp.truth_state(env, chaser(env))["pos"], dim=-1)
     return start - torch.where(ended, last, now)
 
 
@@ -173,10 +180,10 @@ def test_translation_variant_flies_force_only_and_holds_the_docking_attitude():
         atol=1e-6,
         rtol=0,
     )
-    start = mdp.docking_attitude_error(env).norm(dim=-1)
+    start = mdp.docking_attitude_error(env, chaser(env)).norm(dim=-1)
     for _ in range(300):  # 30 s of zero force
         env.step(torch.zeros(4, 3))
-    end = mdp.docking_attitude_error(env).norm(dim=-1)
+    end = mdp.docking_attitude_error(env, chaser(env)).norm(dim=-1)
     assert float(end.max()) < max(float(start.max()), 0.02), (start, end)
 
 
@@ -189,16 +196,16 @@ def test_velocity_variant_flies_the_commanded_port_velocity():
     assert env.action_manager.total_dim == 3
     command = torch.tensor([[0.5, -0.5, -0.5]] * 4)  # (0.05, -0.05, -0.15) m/s
     wanted = torch.tensor([0.05, -0.05, -0.15], dtype=torch.float64)
-    start_att = mdp.docking_attitude_error(env).norm(dim=-1)
-    before = mdp.truth_state(env)["vel"].clone()
+    start_att = mdp.docking_attitude_error(env, chaser(env)).norm(dim=-1)
+    before = mdp.truth_state(env, chaser(env))["vel"].clone()
     for _ in range(150):  # 15 s: six loop time constants
         env.step(command)
-    vel = mdp.truth_state(env)["vel"]
+    vel = mdp.truth_state(env, chaser(env))["vel"]
     # Started within 2 cm/s per axis; now at the command within 5 mm/s per axis (pulse
     # quantisation, the target's tumble and navigation noise).
     assert float((before - wanted).abs().max()) > 0.1
     torch.testing.assert_close(vel, wanted.expand_as(vel), atol=5e-3, rtol=0)
-    end_att = mdp.docking_attitude_error(env).norm(dim=-1)
+    end_att = mdp.docking_attitude_error(env, chaser(env)).norm(dim=-1)
     assert float(end_att.max()) < max(float(start_att.max()), 0.02), (start_att, end_att)
 
 
@@ -214,7 +221,7 @@ def test_velocity_variant_docks_when_commanding_the_reference_field():
     done = torch.zeros(8, dtype=torch.bool)
     success = torch.zeros(8, dtype=torch.bool)
     for _ in range(4000):
-        state = mdp.measured_state_env(env)
+        state = mdp.measured_state_env(env, chaser(env))
         reference = mdp.reference_velocity(
             state["pos"],
             mdp.probe_misalignment_from(state["body_to_port"]),

@@ -102,7 +102,7 @@ def term_slices(env, group: str = "policy") -> dict[str, slice]:
     cfg = manager.groups[group]
     out, start = {}, 0
     for name, term in cfg.terms.items():
-        value = manager._funcs[group][name](env, **term.params)
+        value = manager.term_value(group, name)
         dim = int(value.reshape(env.num_envs, -1).shape[1]) * (term.history_length + 1)
         out[name] = slice(start, start + dim)
         start += dim

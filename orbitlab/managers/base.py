@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from orbitlab.managers.scene_entity_cfg import resolve_params
 from orbitlab.managers.terms import TermCfg
 
 if TYPE_CHECKING:
@@ -19,6 +20,18 @@ def resolve_term(name: str, cfg: TermCfg, env: ManagerBasedRLEnv):
     if inspect.isclass(cfg.func):
         return cfg.func(cfg, env)
     return cfg.func
+
+
+def resolve_refs(where: str, cfg: TermCfg, env: ManagerBasedRLEnv) -> dict[str, Any]:
+    """The term's params that reference the scene (`SceneEntityCfg`), resolved once; a
+    missing name raises a ValueError that starts with `where` (e.g. "reward term 'rate'")."""
+    return resolve_params(where, cfg.params, env.scene)
+
+
+def call_params(cfg: TermCfg, refs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of one call: the config's params (a curriculum may change
+    them) with the scene references replaced by their resolved copies."""
+    return {**cfg.params, **refs} if refs else cfg.params
 
 
 def term_table(title: str, rows: Sequence[tuple[object, ...]], header: tuple[str, ...]) -> str:

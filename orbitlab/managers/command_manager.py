@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 
 from orbitlab.managers.base import term_table
+from orbitlab.managers.scene_entity_cfg import resolve_params
 from orbitlab.seeding import stream_seed
 
 if TYPE_CHECKING:
@@ -16,7 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class CommandTermCfg:
-    """A command generator; `class_type` builds it with (cfg, env)."""
+    """A command generator; `class_type` builds it with (cfg, env). Fields holding a
+    `SceneEntityCfg` reach the term resolved (see `orbitlab.managers.scene_entity_cfg`)."""
 
     class_type: type
     """The CommandTerm subclass."""
@@ -68,12 +71,19 @@ class CommandTerm:
         self.update(dt)
 
 
+def _build(name: str, cfg: CommandTermCfg, env: ManagerBasedRLEnv) -> CommandTerm:
+    """The term, built with a copy of `cfg` whose scene references are resolved."""
+    fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    refs = resolve_params(f"command term '{name}'", fields, env.scene)
+    return cfg.class_type(dataclasses.replace(cfg, **refs) if refs else cfg, env)
+
+
 class CommandManager:
     """All command terms by name; `command(name)` is their (num_envs, dim) tensor."""
 
     def __init__(self, terms: dict[str, CommandTermCfg], env: ManagerBasedRLEnv):
         self.env = env
-        self.terms = {name: cfg.class_type(cfg, env) for name, cfg in terms.items()}
+        self.terms = {name: _build(name, cfg, env) for name, cfg in terms.items()}
         self.reseed(env.seed)
 
     def reseed(self, seed: int) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import CurriculumTermCfg
 
 if TYPE_CHECKING:
@@ -19,11 +19,12 @@ class CurriculumManager:
     def __init__(self, terms: dict[str, CurriculumTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        self._refs = {n: resolve_refs(f"curriculum term '{n}'", t, env) for n, t in terms.items()}
         self.state: dict[str, float] = {}
 
     def compute(self, env_ids: torch.Tensor) -> dict[str, float]:
         for name, cfg in self.terms.items():
-            value = self._funcs[name](self.env, env_ids, **cfg.params)
+            value = self._funcs[name](self.env, env_ids, **call_params(cfg, self._refs[name]))
             if value is not None:
                 self.state[name] = float(value)
         return {f"Curriculum/{k}": v for k, v in self.state.items()}

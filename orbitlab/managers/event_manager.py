@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import EventTermCfg
 from orbitlab.seeding import stream_seed
 
@@ -25,6 +25,7 @@ class EventManager:
                     f"event '{name}': mode must be startup, reset or interval, got {cfg.mode!r}"
                 )
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        self._refs = {n: resolve_refs(f"event term '{n}'", t, env) for n, t in terms.items()}
         self.generator = torch.Generator(device=env.device).manual_seed(
             stream_seed(env.seed, "events")
         )
@@ -49,9 +50,9 @@ class EventManager:
                 if due.numel() == 0:
                     continue
                 left[due] = self._draw(cfg, due.numel())
-                self._funcs[name](self.env, due, **cfg.params)
+                self._funcs[name](self.env, due, **call_params(cfg, self._refs[name]))
             elif ids.numel():
-                self._funcs[name](self.env, ids, **cfg.params)
+                self._funcs[name](self.env, ids, **call_params(cfg, self._refs[name]))
 
     def __str__(self) -> str:
         return term_table(

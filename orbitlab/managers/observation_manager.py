@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import ObservationGroupCfg
 from orbitlab.seeding import stream_seed
 
@@ -21,6 +21,12 @@ class ObservationManager:
         self.env, self.groups = env, groups
         self._funcs = {
             g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
+            for g, cfg in groups.items()
+        }
+        self._refs = {
+            g: {
+                n: resolve_refs(f"observation term '{g}/{n}'", t, env) for n, t in cfg.terms.items()
+            }
             for g, cfg in groups.items()
         }
         self._history: dict[tuple[str, str], torch.Tensor] = {}
@@ -49,9 +55,8 @@ class ObservationManager:
         func = self._funcs[group][name]
         key = (id(func), repr(sorted(cfg.params.items())))
         if key not in cache:  # a term shared by groups (policy and critic) is computed once
-            cache[key] = (
-                func(self.env, **cfg.params).reshape(self.env.num_envs, -1).to(torch.float32)
-            )
+            value = self.term_value(group, name)
+            cache[key] = value.reshape(self.env.num_envs, -1).to(torch.float32)
         value = cache[key]
         if noise and cfg.noise_std > 0.0:
             value = value + cfg.noise_std * torch.randn(
@@ -63,6 +68,11 @@ class ObservationManager:
         if cfg.history_length > 0:
             value = self._stack(group, name, value, cfg.history_length, commit)
         return value
+
+    def term_value(self, group: str, name: str) -> torch.Tensor:
+        """One term's value as its function returns it (no noise, scale, clip or history)."""
+        cfg = self.groups[group].terms[name]
+        return self._funcs[group][name](self.env, **call_params(cfg, self._refs[group][name]))
 
     def _stack(
         self, group: str, name: str, value: torch.Tensor, length: int, commit: bool

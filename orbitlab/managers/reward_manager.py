@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import RewardTermCfg
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ class RewardManager:
     def __init__(self, terms: dict[str, RewardTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        self._refs = {n: resolve_refs(f"reward term '{n}'", t, env) for n, t in terms.items()}
         n = env.num_envs
         self.episode_sums = {name: torch.zeros(n, device=env.device) for name in terms}
         self.reward = torch.zeros(n, device=env.device)
@@ -28,7 +29,8 @@ class RewardManager:
         for name, cfg in self.terms.items():
             if cfg.weight == 0.0:
                 continue
-            value = self._funcs[name](self.env, **cfg.params).to(torch.float32) * cfg.weight * dt
+            params = call_params(cfg, self._refs[name])
+            value = self._funcs[name](self.env, **params).to(torch.float32) * cfg.weight * dt
             if value.shape != self.reward.shape:
                 raise ValueError(
                     f"reward term '{name}' returned shape {tuple(value.shape)}, "

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from orbitlab.managers.base import resolve_term, term_table
+from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import TerminationTermCfg
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ class TerminationManager:
     def __init__(self, terms: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
+        self._refs = {n: resolve_refs(f"termination term '{n}'", t, env) for n, t in terms.items()}
         n = env.num_envs
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=env.device)
@@ -29,7 +30,7 @@ class TerminationManager:
         self.terminated.zero_()
         self.time_outs.zero_()
         for name, cfg in self.terms.items():
-            value = self._funcs[name](self.env, **cfg.params).to(torch.bool)
+            value = self._funcs[name](self.env, **call_params(cfg, self._refs[name])).to(torch.bool)
             self.last[name] = value
             if cfg.time_out:
                 self.time_outs |= value

@@ -4,11 +4,12 @@ from orbitlab.scene import Scene, SceneCfg, SpacecraftCfg
 """
 
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, PassiveObjectCfg, SpacecraftCfg
-from orbitlab.scene.handles import EntityHandle, MarkerHandle
+from orbitlab.scene.handles import EntityData, EntityHandle, MarkerHandle
 from orbitlab.scene.scene import Scene, SceneCfg
 
 __all__ = [
     "EntityCfg",
+    "EntityData",
     "EntityHandle",
     "MarkerCfg",
     "MarkerHandle",

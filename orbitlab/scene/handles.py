@@ -12,6 +12,74 @@ if TYPE_CHECKING:
     from orbitlab.scene.scene import Scene
 
 
+class EntityData:
+    """An entity's root state in every world, (num_envs, ...) tensors named by frame.
+
+    Suffixes name the frame of the axes: `_w` the world frame of the scene (ECI axes,
+    origin at each world's chief, so positions are relative to the chief), `_b` the root
+    body's axes. Quaternions are (w, x, y, z), body -> world. The state fields are live
+    views of the simulation's `qpos`/`qvel` (free joint: linear velocity in world axes,
+    angular velocity in body axes): they follow every step, and writing into them edits
+    the state (call `scene.data.forward()` and `scene.refresh_sensors` afterwards, or use
+    `EntityHandle.set_root_state`). The rotated fields (`root_ang_vel_w`, `root_lin_vel_b`)
+    are new tensors computed on each access. Every field raises a ValueError on an entity
+    whose root has no free joint.
+    """
+
+    def __init__(self, entity: EntityHandle):
+        self._entity = entity
+        self._view = entity.scene.view
+        self._pos = slice(entity.qpos_adr, entity.qpos_adr + 3)
+        self._quat = slice(entity.qpos_adr + 3, entity.qpos_adr + 7)
+        self._lin = slice(entity.dof_adr, entity.dof_adr + 3)
+        self._ang = slice(entity.dof_adr + 3, entity.dof_adr + 6)
+
+    def _state(self, field: str, part: slice) -> torch.Tensor:
+        self._entity._require_free()
+        return self._view.array(field)[:, part]
+
+    @property
+    def root_pos_w(self) -> torch.Tensor:
+        """Root body origin relative to the chief, world (ECI) axes, m, (N, 3); live view."""
+        return self._state("qpos", self._pos)
+
+    @property
+    def root_quat_w(self) -> torch.Tensor:
+        """Root attitude quaternion (w, x, y, z), body -> world, (N, 4); live view."""
+        return self._state("qpos", self._quat)
+
+    @property
+    def root_lin_vel_w(self) -> torch.Tensor:
+        """Root body origin velocity relative to the chief frame, world axes, m/s, (N, 3);
+        live view."""
+        return self._state("qvel", self._lin)
+
+    @property
+    def root_ang_vel_b(self) -> torch.Tensor:
+        """Root angular velocity (inertial) in body axes, rad/s, (N, 3); live view."""
+        return self._state("qvel", self._ang)
+
+    @property
+    def root_rot_mat_w(self) -> torch.Tensor:
+        """Root rotation matrix body -> world from the (normalised) quaternion, float64
+        (N, 3, 3); computed on access."""
+        self._entity._require_free()
+        return self._view.body_rotation(self._entity.root_body)
+
+    @property
+    def root_ang_vel_w(self) -> torch.Tensor:
+        """Root angular velocity in world axes, rad/s, float64 (N, 3); computed on access."""
+        omega_b = self.root_ang_vel_b.to(torch.float64)
+        return (self.root_rot_mat_w @ omega_b[..., None])[..., 0]
+
+    @property
+    def root_lin_vel_b(self) -> torch.Tensor:
+        """Root body origin velocity relative to the chief frame in body axes, m/s, float64
+        (N, 3); computed on access."""
+        vel_w = self.root_lin_vel_w.to(torch.float64)
+        return (self.root_rot_mat_w.transpose(-1, -2) @ vel_w[..., None])[..., 0]
+
+
 class EntityHandle:
     """An entity's bodies and (when it floats freely) its root state in every world."""
 
@@ -28,26 +96,12 @@ class EntityHandle:
         self.dof_adr = int(m.jnt_dofadr[jnt]) if self.free else -1
         self.mass_kg = float(np.sum(m.body_mass[self.body_ids]))
         """Total mass of the entity's bodies, kg."""
+        self.data = EntityData(self)
+        """The root state in every world, as named tensors whose suffix gives the frame."""
 
     def _require_free(self) -> None:
         if not self.free:
             raise ValueError(f"entity '{self.name}': its root body has no free joint")
-
-    def root_pose(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Root position relative to the chief (m) and quaternion (w, x, y, z), live views."""
-        self._require_free()
-        qpos = self.scene.view.array("qpos")
-        return qpos[:, self.qpos_adr : self.qpos_adr + 3], qpos[
-            :, self.qpos_adr + 3 : self.qpos_adr + 7
-        ]
-
-    def root_velocity(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Root linear velocity (world axes, m/s) and angular velocity (body axes, rad/s)."""
-        self._require_free()
-        qvel = self.scene.view.array("qvel")
-        return qvel[:, self.dof_adr : self.dof_adr + 3], qvel[
-            :, self.dof_adr + 3 : self.dof_adr + 6
-        ]
 
     def set_root_state(
         self,
@@ -62,10 +116,14 @@ class EntityHandle:
         the simulation's derived quantities and the sensors of those worlds (skip with
         `refresh=False` when the caller refreshes once after several edits, as the env's
         reset does)."""
-        self._require_free()
-        pos, q = self.root_pose()
-        lin, ang = self.root_velocity()
-        for target, value in ((pos, pos_m), (q, quat), (lin, lin_vel_mps), (ang, ang_vel_body)):
+        d = self.data
+        parts = (
+            (d.root_pos_w, pos_m),
+            (d.root_quat_w, quat),
+            (d.root_lin_vel_w, lin_vel_mps),
+            (d.root_ang_vel_b, ang_vel_body),
+        )
+        for target, value in parts:
             if value is not None:
                 target[worlds] = torch.as_tensor(value, dtype=target.dtype, device=target.device)
         if refresh:

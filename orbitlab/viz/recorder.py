@@ -113,11 +113,11 @@ class Recorder:
             row["actions"] = _row(env.action_manager.action, w)
         for name, entity in scene.entities.items():
             if entity.free:
-                pos, quat = entity.root_pose()
+                data = entity.data
                 row[f"entity/{name}"] = (
-                    _row(pos, w),
-                    _row(quat, w),
-                    _row(entity.root_velocity()[1], w),
+                    _row(data.root_pos_w, w),
+                    _row(data.root_quat_w, w),
+                    _row(data.root_ang_vel_b, w),
                 )
         self._rows.append(row)
         if self.max_samples is not None and len(self._rows) > self.max_samples:

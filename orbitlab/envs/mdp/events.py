@@ -12,6 +12,7 @@ import math
 import numpy as np
 import torch
 
+from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.orbit.frames import coe_to_rv
 
 __all__ = [
@@ -46,7 +47,7 @@ def random_unit_quat(env, count: int) -> torch.Tensor:
 
 
 def reset_root_rates(
-    env, env_ids, entity: str, max_rate_rad_s: float, min_rate_rad_s: float = 0.0
+    env, env_ids, entity: SceneEntityCfg, max_rate_rad_s: float, min_rate_rad_s: float = 0.0
 ) -> None:
     """Body rates of uniformly random direction and magnitude in [min, max] rad/s."""
     direction = torch.randn(
@@ -57,14 +58,14 @@ def reset_root_rates(
     )
     direction = direction / torch.linalg.vector_norm(direction, dim=-1, keepdim=True)
     magnitude = _uniform(env, env_ids, min_rate_rad_s, max_rate_rad_s)
-    env.scene.entities[entity].set_root_state(
+    entity.handle.set_root_state(
         env_ids, ang_vel_body=direction * magnitude[:, None], refresh=False
     )
 
 
-def reset_root_attitude(env, env_ids, entity: str) -> None:
+def reset_root_attitude(env, env_ids, entity: SceneEntityCfg) -> None:
     """A uniformly random attitude."""
-    env.scene.entities[entity].set_root_state(
+    entity.handle.set_root_state(
         env_ids, refresh=False, quat=random_unit_quat(env, env_ids.numel())
     )
 
@@ -72,14 +73,14 @@ def reset_root_attitude(env, env_ids, entity: str) -> None:
 def reset_root_pose_uniform(
     env,
     env_ids,
-    entity: str,
+    entity: SceneEntityCfg,
     pos_low_m,
     pos_high_m,
     vel_low_mps=(0.0, 0.0, 0.0),
     vel_high_mps=(0.0, 0.0, 0.0),
 ) -> None:
     """Root position and velocity (world axes) drawn uniformly in boxes."""
-    env.scene.entities[entity].set_root_state(
+    entity.handle.set_root_state(
         env_ids,
         pos_m=_uniform(env, env_ids, pos_low_m, pos_high_m),
         lin_vel_mps=_uniform(env, env_ids, vel_low_mps, vel_high_mps),
@@ -114,9 +115,9 @@ def randomize_orbit(
     env.scene.data.set_orbit_state(R, V, t, ids)
 
 
-def randomize_mass(env, env_ids, entity: str, scale=(0.9, 1.1)) -> None:
+def randomize_mass(env, env_ids, entity: SceneEntityCfg, scale=(0.9, 1.1)) -> None:
     """Scale the root body's mass and inertia per env (startup mode; per-world model fields)."""
-    body = env.scene.entities[entity].root_body
+    body = entity.handle.root_body
     mass = env.scene.data.expand("body_mass")
     inertia = env.scene.data.expand("body_inertia")
     s = _uniform(env, env_ids, *scale).cpu().numpy()
@@ -127,10 +128,10 @@ def randomize_mass(env, env_ids, entity: str, scale=(0.9, 1.1)) -> None:
     env.scene.data.forward()
 
 
-def apply_angular_impulse(env, env_ids, entity: str, max_impulse_nms: float) -> None:
+def apply_angular_impulse(env, env_ids, entity: SceneEntityCfg, max_impulse_nms: float) -> None:
     """A random angular impulse on the root (interval mode: a disturbance kick), N m s."""
-    omega = env.scene.entities[entity].root_velocity()[1]
-    body = env.scene.entities[entity].root_body
+    omega = entity.data.root_ang_vel_b
+    body = entity.handle.root_body
     inertia = torch.as_tensor(
         env.scene.mj_model.body_inertia[body], dtype=torch.float64, device=env.device
     )

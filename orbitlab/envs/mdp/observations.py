@@ -1,9 +1,14 @@
-"""Observation terms: `term(env, **params) -> (num_envs, ...)` tensors."""
+"""Observation terms: `term(env, **params) -> (num_envs, ...)` tensors.
+
+Scene parts come in as `SceneEntityCfg` params, resolved when the env is built.
+"""
 
 from __future__ import annotations
 
 import torch
 
+from orbitlab.actuators.momentum import ReactionWheelGroup
+from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.sensors.rotations import quat_multiply
 
 __all__ = [
@@ -18,26 +23,35 @@ __all__ = [
 ]
 
 
-def sensor_value(env, name: str, slice_: tuple[int, int] | None = None) -> torch.Tensor:
-    """A sensor's delivered measurement ('entity/sensor'), optionally a component slice."""
-    value = env.scene.sensors[name].value
+def sensor_value(
+    env, sensor_cfg: SceneEntityCfg, slice_: tuple[int, int] | None = None
+) -> torch.Tensor:
+    """The delivered measurement of the sensor of `sensor_cfg` (one name in its
+    `sensor_names`), optionally a component slice."""
+    value = sensor_cfg.sensor.value
     return value if slice_ is None else value[:, slice_[0] : slice_[1]]
 
 
-def root_ang_vel(env, entity: str) -> torch.Tensor:
+def root_ang_vel(env, entity: SceneEntityCfg) -> torch.Tensor:
     """True body angular velocity of an entity's root in body axes, rad/s (privileged)."""
-    return env.scene.entities[entity].root_velocity()[1]
+    return entity.data.root_ang_vel_b
 
 
-def root_quat(env, entity: str) -> torch.Tensor:
-    """True attitude quaternion (w, x, y, z) of an entity's root, body to ECI (privileged)."""
-    q = env.scene.entities[entity].root_pose()[1]
+def root_quat(env, entity: SceneEntityCfg) -> torch.Tensor:
+    """True attitude quaternion (w, x, y, z) of an entity's root, body to ECI, w >= 0
+    (privileged)."""
+    q = entity.data.root_quat_w
     return torch.where(q[:, :1] < 0, -q, q)
 
 
-def wheel_speed(env, group: str, scale_rad_s: float | None = None) -> torch.Tensor:
-    """Wheel speeds relative to the body, divided by their limit (or `scale_rad_s`)."""
-    wheels = env.scene.actuators[group]
+def wheel_speed(
+    env, actuator_cfg: SceneEntityCfg, scale_rad_s: float | None = None
+) -> torch.Tensor:
+    """Speeds of the wheels of `actuator_cfg` (one reaction-wheel group in its
+    `actuator_names`) relative to the body, divided by their limit (or `scale_rad_s`)."""
+    wheels = actuator_cfg.actuator
+    if not isinstance(wheels, ReactionWheelGroup):
+        raise TypeError(f"wheel_speed: {actuator_cfg!r} names a {type(wheels).__name__}")
     speed = wheels.speed()
     if scale_rad_s is None:
         limit = torch.tensor(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import torch
 
+from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
+
 __all__ = ["action_l2", "action_rate_l2", "ang_vel_norm", "constant"]
 
 
-def ang_vel_norm(env, entity: str) -> torch.Tensor:
+def ang_vel_norm(env, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega| of an entity's root body, rad/s."""
-    return torch.linalg.vector_norm(env.scene.entities[entity].root_velocity()[1], dim=-1)
+    return torch.linalg.vector_norm(entity.data.root_ang_vel_b, dim=-1)
 
 
 def action_l2(env) -> torch.Tensor:

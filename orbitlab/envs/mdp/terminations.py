@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
+
 __all__ = ["ang_vel_above", "held_for", "time_out"]
 
 
@@ -12,9 +14,9 @@ def time_out(env) -> torch.Tensor:
     return env.episode_length_buf >= env.max_episode_length
 
 
-def ang_vel_above(env, entity: str, limit_rad_s: float) -> torch.Tensor:
+def ang_vel_above(env, entity: SceneEntityCfg, limit_rad_s: float) -> torch.Tensor:
     """The root's angular speed exceeds `limit_rad_s` (tumbling out of control)."""
-    omega = env.scene.entities[entity].root_velocity()[1]
+    omega = entity.data.root_ang_vel_b
     return torch.linalg.vector_norm(omega, dim=-1) > limit_rad_s
 
 
@@ -22,7 +24,8 @@ class held_for:
     """True once a condition has held continuously for `duration_s` (e.g. success).
 
     Params: `condition` (a term function returning bool), `duration_s`, and the
-    condition's own params under `condition_params`.
+    condition's own params under `condition_params` (its `SceneEntityCfg`s are resolved
+    like the term's own).
     """
 
     def __init__(self, cfg, env):

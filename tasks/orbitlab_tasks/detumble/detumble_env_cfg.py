@@ -28,14 +28,15 @@ from orbitlab.agent import (
 )
 from orbitlab.envs import mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import ActuatorActionCfg
-from orbitlab.managers.terms import (
+from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
+    SceneEntityCfg,
     TerminationTermCfg,
 )
+from orbitlab.managers.action_manager import ActuatorActionCfg
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 
@@ -43,16 +44,23 @@ DEG = math.pi / 180.0
 SUCCESS_RATE_RAD_S = 0.5 * DEG
 HOLD_S = 60.0
 MAX_INITIAL_RATE_RAD_S = 10.0 * DEG
+SAT = SceneEntityCfg("sat")
+"""The spacecraft (its root state)."""
 
 
-def slow_enough(env) -> torch.Tensor:
+def sensor(name: str) -> SceneEntityCfg:
+    """One of the spacecraft's sensors, e.g. 'gyro'."""
+    return SceneEntityCfg("sat", sensor_names=(name,))
+
+
+def slow_enough(env, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega| below the success threshold."""
-    return mdp.ang_vel_norm(env, "sat") < SUCCESS_RATE_RAD_S
+    return mdp.ang_vel_norm(env, entity) < SUCCESS_RATE_RAD_S
 
 
-def rate_kernel(env) -> torch.Tensor:
+def rate_kernel(env, entity: SceneEntityCfg) -> torch.Tensor:
     """1 - exp(-|omega| / threshold): 0 at rest, 0.63 at the success threshold."""
-    return 1.0 - torch.exp(-mdp.ang_vel_norm(env, "sat") / SUCCESS_RATE_RAD_S)
+    return 1.0 - torch.exp(-mdp.ang_vel_norm(env, entity) / SUCCESS_RATE_RAD_S)
 
 
 def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
@@ -69,23 +77,26 @@ def _env_cfg(
 ) -> ManagerBasedRLEnvCfg:
     policy = {
         "gyro": ObservationTermCfg(
-            func=mdp.sensor_value, params={"name": "sat/gyro"}, scale=1.0 / MAX_INITIAL_RATE_RAD_S
+            func=mdp.sensor_value,
+            params={"sensor_cfg": sensor("gyro")},
+            scale=1.0 / MAX_INITIAL_RATE_RAD_S,
         ),
         # the same reading near the goal: 1 at the success threshold, clipped
         "gyro_fine": ObservationTermCfg(
             func=mdp.sensor_value,
-            params={"name": "sat/gyro"},
+            params={"sensor_cfg": sensor("gyro")},
             scale=1.0 / SUCCESS_RATE_RAD_S,
             clip=(-2.0, 2.0),
         ),
         "magnetometer": ObservationTermCfg(
-            func=mdp.sensor_value, params={"name": "sat/magnetometer"}, scale=2.0e4
+            func=mdp.sensor_value, params={"sensor_cfg": sensor("magnetometer")}, scale=2.0e4
         ),
         "last_action": ObservationTermCfg(func=mdp.last_action),
     }
     if actuator == "wheels":
         policy["wheel_speed"] = ObservationTermCfg(
-            func=mdp.wheel_speed, params={"group": "sat/wheels"}
+            func=mdp.wheel_speed,
+            params={"actuator_cfg": SceneEntityCfg("sat", actuator_names=("wheels",))},
         )
     return ManagerBasedRLEnvCfg(
         scene=_scene(actuator, num_envs, timestep_s),
@@ -104,7 +115,7 @@ def _env_cfg(
                     **policy,
                     "true_rate": ObservationTermCfg(
                         func=mdp.root_ang_vel,
-                        params={"entity": "sat"},
+                        params={"entity": SAT},
                         scale=1.0 / MAX_INITIAL_RATE_RAD_S,
                     ),
                 },
@@ -113,20 +124,25 @@ def _env_cfg(
         rewards={
             "rate": RewardTermCfg(
                 func=mdp.ang_vel_norm,
-                params={"entity": "sat"},
+                params={"entity": SAT},
                 weight=-1.0 / MAX_INITIAL_RATE_RAD_S,
             ),
             # steep near the threshold, so the last fraction of a deg/s still pays
-            "rate_fine": RewardTermCfg(func=rate_kernel, weight=-0.5),
+            "rate_fine": RewardTermCfg(func=rate_kernel, params={"entity": SAT}, weight=-0.5),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
         },
         terminations={
             "success": TerminationTermCfg(
-                func=mdp.held_for, params={"condition": slow_enough, "duration_s": HOLD_S}
+                func=mdp.held_for,
+                params={
+                    "condition": slow_enough,
+                    "condition_params": {"entity": SAT},
+                    "duration_s": HOLD_S,
+                },
             ),
             "spun_up": TerminationTermCfg(
                 func=mdp.ang_vel_above,
-                params={"entity": "sat", "limit_rad_s": 3.0 * MAX_INITIAL_RATE_RAD_S},
+                params={"entity": SAT, "limit_rad_s": 3.0 * MAX_INITIAL_RATE_RAD_S},
             ),
         },
         events={
@@ -134,13 +150,13 @@ def _env_cfg(
                 func=mdp.randomize_orbit, mode="reset", params={"inclination_deg": (40.0, 98.0)}
             ),
             "attitude": EventTermCfg(
-                func=mdp.reset_root_attitude, mode="reset", params={"entity": "sat"}
+                func=mdp.reset_root_attitude, mode="reset", params={"entity": SAT}
             ),
             "rates": EventTermCfg(
                 func=mdp.reset_root_rates,
                 mode="reset",
                 params={
-                    "entity": "sat",
+                    "entity": SAT,
                     "max_rate_rad_s": MAX_INITIAL_RATE_RAD_S,
                     "min_rate_rad_s": 2.0 * DEG,
                 },

@@ -41,18 +41,19 @@ from orbitlab.agent import (
 )
 from orbitlab.envs import mdp as core
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import (
-    GraphInputActionCfg,
-    ThrusterForceActionCfg,
-    ThrusterWrenchActionCfg,
-)
-from orbitlab.managers.terms import (
+from orbitlab.managers import (
     CurriculumTermCfg,
     EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
+    SceneEntityCfg,
     TerminationTermCfg,
+)
+from orbitlab.managers.action_manager import (
+    GraphInputActionCfg,
+    ThrusterForceActionCfg,
+    ThrusterWrenchActionCfg,
 )
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
@@ -79,6 +80,18 @@ GLIDESLOPE = {"final_mps": 0.05, "max_mps": 0.3, "time_constant_s": 50.0}
 reward shaping and the baseline)."""
 TARGET_MAX_RATE_DEG_S = 0.1
 """The target tumbles slowly: body rate of random direction, magnitude up to this, deg/s."""
+CHASER = SceneEntityCfg(
+    "chaser",
+    site_names=("probe_tip", "imu"),
+    sensor_names=("relative_nav", "star_tracker", "gyro", "gnss", "latch"),
+)
+"""The chaser as its terms read it: root state, probe tip and nav point, five sensors."""
+TARGET = SceneEntityCfg("target")
+"""The target (its root state and free joint)."""
+GYRO = SceneEntityCfg("chaser", sensor_names=("gyro",))
+"""The chaser's gyro alone (`sensor_value`)."""
+RCS = SceneEntityCfg("chaser", actuator_names=("rcs",))
+"""The chaser's thruster group (`thruster_force_sum`)."""
 SPEED_FRACTION = 0.85
 """RL shaping: the reference closing speed is this fraction of the glideslope speed v(r)
 (a margin under the `overspeed` limit)."""
@@ -115,50 +128,72 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     """
     vel_err = {**GLIDESLOPE, "speed_fraction": SPEED_FRACTION}
     policy = {
-        "tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0)),
-        "tip_velocity": _term(mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
-        "attitude_error": _term(mdp.docking_attitude_error, scale=10.0),
+        "tip_position": _term(mdp.tip_position, chaser=CHASER, scale=0.1, clip=(-5.0, 5.0)),
+        "tip_velocity": _term(mdp.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
+        "attitude_error": _term(mdp.docking_attitude_error, chaser=CHASER, scale=10.0),
         "gyro": _term(
-            core.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), name="chaser/gyro"
+            core.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), sensor_cfg=GYRO
         ),
-        "latch": _term(mdp.latch_features),
+        "latch": _term(mdp.latch_features, chaser=CHASER),
         "last_action": _term(core.last_action),
         # fine copies and the velocity error from the reference field (sensor-only)
-        "tip_position_fine": _term(mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0)),
+        "tip_position_fine": _term(
+            mdp.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0)
+        ),
         "velocity_error": _term(
-            mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0), **vel_err
+            mdp.velocity_error, chaser=CHASER, scale=1.0 / 0.05, clip=(-10.0, 10.0), **vel_err
         ),
         "velocity_error_fine": _term(
-            mdp.velocity_error, scale=1.0 / 0.01, clip=(-1.0, 1.0), **vel_err
+            mdp.velocity_error, chaser=CHASER, scale=1.0 / 0.01, clip=(-1.0, 1.0), **vel_err
         ),
         "velocity_error_body": _term(
-            mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0), body_axes=True, **vel_err
+            mdp.velocity_error,
+            chaser=CHASER,
+            scale=1.0 / 0.05,
+            clip=(-10.0, 10.0),
+            body_axes=True,
+            **vel_err,
         ),
         "attitude_error_fine": _term(
-            mdp.docking_attitude_error, scale=1.0 / (1.0 * DEG), clip=(-1.0, 1.0)
+            mdp.docking_attitude_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-1.0, 1.0)
         ),
         "gyro_fine": _term(
-            core.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0), name="chaser/gyro"
+            core.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0), sensor_cfg=GYRO
         ),
-        "rate_error": _term(mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
-        "rate_error_fine": _term(mdp.rate_error, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)),
+        "rate_error": _term(
+            mdp.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)
+        ),
+        "rate_error_fine": _term(
+            mdp.rate_error, chaser=CHASER, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)
+        ),
     }
     critic = {
         **policy,
-        "true_tip_position": _term(mdp.tip_position, scale=0.1, clip=(-5.0, 5.0), truth=True),
-        "true_tip_velocity": _term(
-            mdp.tip_velocity, scale=1.0 / 0.3, clip=(-10.0, 10.0), truth=True
+        "true_tip_position": _term(
+            mdp.tip_position, chaser=CHASER, scale=0.1, clip=(-5.0, 5.0), truth=True
         ),
-        "true_attitude_error": _term(mdp.docking_attitude_error, scale=10.0, truth=True),
-        "true_rates": _term(mdp.body_rates, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)),
+        "true_tip_velocity": _term(
+            mdp.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0), truth=True
+        ),
+        "true_attitude_error": _term(
+            mdp.docking_attitude_error, chaser=CHASER, scale=10.0, truth=True
+        ),
+        "true_rates": _term(
+            mdp.body_rates, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)
+        ),
         "true_tip_position_fine": _term(
-            mdp.tip_position, scale=1.0 / 0.2, clip=(-1.0, 1.0), truth=True
+            mdp.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0), truth=True
         ),
         "true_velocity_error": _term(
-            mdp.velocity_error, scale=1.0 / 0.05, clip=(-10.0, 10.0), truth=True, **vel_err
+            mdp.velocity_error,
+            chaser=CHASER,
+            scale=1.0 / 0.05,
+            clip=(-10.0, 10.0),
+            truth=True,
+            **vel_err,
         ),
         "true_rate_error": _term(
-            mdp.rate_error, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), truth=True
+            mdp.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), truth=True
         ),
     }
     return ManagerBasedRLEnvCfg(
@@ -175,25 +210,43 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "critic": ObservationGroupCfg(enable_noise=False, terms=critic),
         },
         rewards={
-            "progress": RewardTermCfg(func=mdp.progress, params=GLIDESLOPE, weight=1.0),
-            "alignment": RewardTermCfg(func=mdp.misalignment, weight=-0.05),
-            "overspeed": RewardTermCfg(func=mdp.overspeed, params=GLIDESLOPE, weight=-2.0),
-            "fuel": RewardTermCfg(func=mdp.thruster_force_sum, weight=-1.0e-3),
-            "velocity": RewardTermCfg(func=mdp.velocity_tracking, params=vel_err, weight=-1.0),
+            "progress": RewardTermCfg(
+                func=mdp.progress, params={"chaser": CHASER, **GLIDESLOPE}, weight=1.0
+            ),
+            "alignment": RewardTermCfg(
+                func=mdp.misalignment, params={"chaser": CHASER}, weight=-0.05
+            ),
+            "overspeed": RewardTermCfg(
+                func=mdp.overspeed, params={"chaser": CHASER, **GLIDESLOPE}, weight=-2.0
+            ),
+            "fuel": RewardTermCfg(
+                func=mdp.thruster_force_sum, params={"actuator_cfg": RCS}, weight=-1.0e-3
+            ),
+            "velocity": RewardTermCfg(
+                func=mdp.velocity_tracking, params={"chaser": CHASER, **vel_err}, weight=-1.0
+            ),
             "velocity_fine": RewardTermCfg(
                 func=mdp.velocity_tracking_kernel,
                 weight=-0.1,
-                params={"sigma_mps": 0.03, **vel_err},
+                params={"chaser": CHASER, "sigma_mps": 0.03, **vel_err},
             ),
             "lateral_fine": RewardTermCfg(
-                func=mdp.lateral_kernel, weight=-0.5, params={"sigma_m": 0.05, "range_scale_m": 2.0}
+                func=mdp.lateral_kernel,
+                weight=-0.5,
+                params={"chaser": CHASER, "sigma_m": 0.05, "range_scale_m": 2.0},
             ),
             "attitude": RewardTermCfg(
-                func=mdp.attitude_kernel, weight=-0.2, params={"sigma_rad": 3.0 * DEG}
+                func=mdp.attitude_kernel,
+                weight=-0.2,
+                params={"chaser": CHASER, "sigma_rad": 3.0 * DEG},
             ),
-            "rates": RewardTermCfg(func=mdp.rate_tracking, weight=-0.02 / DEG),
+            "rates": RewardTermCfg(
+                func=mdp.rate_tracking, params={"chaser": CHASER}, weight=-0.02 / DEG
+            ),
             "rates_fine": RewardTermCfg(
-                func=mdp.rate_tracking_kernel, weight=-0.2, params={"sigma_rad_s": 0.2 * DEG}
+                func=mdp.rate_tracking_kernel,
+                weight=-0.2,
+                params={"chaser": CHASER, "sigma_rad_s": 0.2 * DEG},
             ),
             "success": RewardTermCfg(
                 func=mdp.termination_impulse, params={"terms": ("success",)}, weight=20.0
@@ -205,22 +258,29 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             ),
         },
         terminations={
-            "success": TerminationTermCfg(func=mdp.capture, params={"soft": True}),
-            "impact": TerminationTermCfg(func=mdp.capture, params={"soft": False}),
-            "collision": TerminationTermCfg(func=mdp.collision),
-            "corridor": TerminationTermCfg(func=mdp.left_corridor),
+            "success": TerminationTermCfg(
+                func=mdp.capture, params={"chaser": CHASER, "soft": True}
+            ),
+            "impact": TerminationTermCfg(
+                func=mdp.capture, params={"chaser": CHASER, "soft": False}
+            ),
+            "collision": TerminationTermCfg(
+                func=mdp.collision, params={"chaser": CHASER, "target": TARGET}
+            ),
+            "corridor": TerminationTermCfg(func=mdp.left_corridor, params={"chaser": CHASER}),
         },
         events={
             "orbit": EventTermCfg(func=core.randomize_orbit, mode="reset"),
             "target": EventTermCfg(
                 func=core.reset_root_rates,
                 mode="reset",
-                params={"entity": "target", "max_rate_rad_s": TARGET_MAX_RATE_DEG_S * DEG},
+                params={"entity": TARGET, "max_rate_rad_s": TARGET_MAX_RATE_DEG_S * DEG},
             ),
             "chaser": EventTermCfg(
                 func=mdp.reset_chaser_in_corridor,
                 mode="reset",
                 params={
+                    "chaser": CHASER,
                     "range_m": RANGE_M,
                     "max_lateral_m": 1.0,
                     "max_speed_mps": 0.02,
@@ -342,7 +402,7 @@ def _rcs_chain(env, force_input: str, rotation: str) -> list:
 def _nav_node(env) -> DockingNavNode:
     """The baseline's sensor-only docking navigation, at the PWM period."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    lever = tuple(float(x) for x in mdp.probe_lever(env))
+    lever = tuple(float(x) for x in mdp.probe_lever(env, CHASER.resolve(env.scene)))
     return DockingNavNode(
         DockingNavCfg(lever_m=lever, period_s=period),
         "nav",

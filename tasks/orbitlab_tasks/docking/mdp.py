@@ -12,6 +12,9 @@ Two views of the same quantities:
   geometry: for rewards, terminations and the critic;
 * measured (`measured_state`), built only from sensor readings (relative nav,
   star tracker, gyro, GNSS): for the policy and the baseline agent.
+
+The terms take the chaser as a resolved `SceneEntityCfg` (`docking_env_cfg.CHASER`: its
+sites 'probe_tip' and 'imu' and its sensors relative_nav, star_tracker, gyro, gnss, latch).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import mujoco
 import numpy as np
 import torch
 
+from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.sensors.rotations import (
     lvlh_rotation,
     quat_from_matrix,
@@ -60,9 +64,14 @@ def hill_from_gnss(gnss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return lvlh_rotation(r, v), omega
 
 
-def site_in_root(mj_model: mujoco.MjModel, site: str, root_body: int) -> np.ndarray:
-    """Position (3,) of a site in its root body's frame, m (walks up the fixed bodies)."""
-    sid = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_SITE, site)
+def site_in_root(mj_model: mujoco.MjModel, site: str | int, root_body: int) -> np.ndarray:
+    """Position (3,) of a site (name or id) in its root body's frame, m (walks up the fixed
+    bodies)."""
+    sid = (
+        site
+        if isinstance(site, int)
+        else mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_SITE, site)
+    )
     if sid < 0:
         raise ValueError(f"no site '{site}' in the scene")
     pos, body = mj_model.site_pos[sid].copy(), int(mj_model.site_bodyid[sid])
@@ -76,10 +85,15 @@ def site_in_root(mj_model: mujoco.MjModel, site: str, root_body: int) -> np.ndar
     return pos
 
 
-def probe_lever(env, chaser: str = "chaser") -> torch.Tensor:
+def _site(chaser: SceneEntityCfg, name: str) -> int:
+    return chaser.site_ids[chaser.site_names.index(name)]
+
+
+def probe_lever(env, chaser: SceneEntityCfg) -> torch.Tensor:
     """Probe tip minus the relative-nav point (site 'imu'), chaser body axes, m (3,)."""
-    m, root = env.scene.mj_model, env.scene.entities[chaser].root_body
-    lever = site_in_root(m, f"{chaser}/probe_tip", root) - site_in_root(m, f"{chaser}/imu", root)
+    m, root = env.scene.mj_model, chaser.handle.root_body
+    tip, imu = _site(chaser, "probe_tip"), _site(chaser, "imu")
+    lever = site_in_root(m, tip, root) - site_in_root(m, imu, root)
     return torch.as_tensor(lever, dtype=torch.float64, device=env.device)
 
 
@@ -134,36 +148,36 @@ def _cached(env, key: str, compute):
     return cache[key][1]
 
 
-def measured_state_env(env, chaser: str = "chaser") -> dict[str, torch.Tensor]:
+def measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     """`measured_state` from the chaser's current sensor readings."""
-    s = env.scene.sensors
+    s = chaser.sensors
     if not hasattr(env, "_docking_lever"):
         env._docking_lever = probe_lever(env, chaser)
     return _cached(
         env,
-        f"measured/{chaser}",
+        f"measured/{chaser.name}",
         lambda: measured_state(
-            s[f"{chaser}/relative_nav"].value,
-            s[f"{chaser}/star_tracker"].value,
-            s[f"{chaser}/gyro"].value,
-            s[f"{chaser}/gnss"].value,
+            s["relative_nav"].value,
+            s["star_tracker"].value,
+            s["gyro"].value,
+            s["gnss"].value,
             env._docking_lever,
         ),
     )
 
 
-def truth_state(env, chaser: str = "chaser") -> dict[str, torch.Tensor]:
+def truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     """True probe tip position / velocity relative to the port (port axes, m, m/s), the
     chaser's body -> port rotation, and the latch sensor's misalignment (rad)."""
-    return _cached(env, f"truth/{chaser}", lambda: _truth_state(env, chaser))
+    return _cached(env, f"truth/{chaser.name}", lambda: _truth_state(env, chaser))
 
 
-def _truth_state(env, chaser: str) -> dict[str, torch.Tensor]:
-    latch = env.scene.sensors[f"{chaser}/latch"]
+def _truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
+    latch = chaser.sensors["latch"]
     port_pos, port_vel, port_axes = latch.target_point()
     tip_pos, tip_vel = latch.own_point()
     world_to_port = port_axes.transpose(-1, -2)
-    body = env.scene.view.frames()["Q"][:, env.scene.entities[chaser].root_body]
+    body = env.scene.view.frames()["Q"][:, chaser.handle.root_body]
     probe_axis = latch.body_rotation()[..., :, 2]
     mis = torch.acos((-(probe_axis * port_axes[..., :, 2]).sum(-1)).clamp(-1.0, 1.0))
     return {
@@ -182,27 +196,32 @@ def approach_speed_limit(
 
 
 # --------------------------------------------------------------- observations
-def tip_position(env, truth: bool = False) -> torch.Tensor:
+def state_of(env, chaser: SceneEntityCfg, truth: bool) -> dict[str, torch.Tensor]:
+    """`truth_state` if `truth`, else `measured_state_env`."""
+    return truth_state(env, chaser) if truth else measured_state_env(env, chaser)
+
+
+def tip_position(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
     """Probe tip relative to the port, port axes, m (N, 3)."""
-    return (truth_state(env) if truth else measured_state_env(env))["pos"]
+    return state_of(env, chaser, truth)["pos"]
 
 
-def tip_velocity(env, truth: bool = False) -> torch.Tensor:
+def tip_velocity(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
     """Probe tip velocity relative to the port, port axes, m/s (N, 3)."""
-    return (truth_state(env) if truth else measured_state_env(env))["vel"]
+    return state_of(env, chaser, truth)["vel"]
 
 
-def docking_attitude_error(env, truth: bool = False) -> torch.Tensor:
+def docking_attitude_error(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
     """Vector part of the error quaternion from the docking attitude (N, 3)."""
-    state = truth_state(env) if truth else measured_state_env(env)
+    state = state_of(env, chaser, truth)
     return attitude_error_from(state["body_to_port"])
 
 
-def latch_features(env, chaser: str = "chaser") -> torch.Tensor:
+def latch_features(env, chaser: SceneEntityCfg) -> torch.Tensor:
     """Latch sensor [contact, latched, distance, closing speed, lateral, misalignment],
     normalised: distance by 10 m, speed by the latch's 0.1 m/s, lateral by its 5 cm,
     misalignment by its 5 deg; each clipped to +-10 (N, 6)."""
-    latch = env.scene.sensors[f"{chaser}/latch"]
+    latch = chaser.sensors["latch"]
     cfg = latch.cfg
     scale = torch.tensor(
         [
@@ -219,9 +238,9 @@ def latch_features(env, chaser: str = "chaser") -> torch.Tensor:
     return (latch.value * scale).clamp(-10.0, 10.0)
 
 
-def body_rates(env, chaser: str = "chaser") -> torch.Tensor:
+def body_rates(env, chaser: SceneEntityCfg) -> torch.Tensor:
     """True body rates, rad/s (N, 3) (privileged)."""
-    return env.scene.entities[chaser].root_velocity()[1]
+    return chaser.data.root_ang_vel_b
 
 
 # ---------------------------------------------------------------- terminations
@@ -241,9 +260,9 @@ class capture:
         self.history = torch.zeros((env.num_envs, window), dtype=torch.float64, device=env.device)
 
     def __call__(
-        self, env, soft: bool = True, window_steps: int = 3, chaser: str = "chaser"
+        self, env, chaser: SceneEntityCfg, soft: bool = True, window_steps: int = 3
     ) -> torch.Tensor:
-        latch = env.scene.sensors[f"{chaser}/latch"]
+        latch = chaser.sensors["latch"]
         closing = -truth_state(env, chaser)["vel"][:, 2]
         fresh = (env.episode_length_buf <= 1)[:, None]
         self.history = torch.where(
@@ -253,7 +272,7 @@ class capture:
         return latch.latched & (gentle if soft else ~gentle)
 
 
-def target_contact(env, target: str = "target", threshold: float = 1e-6) -> torch.Tensor:
+def target_contact(env, target: SceneEntityCfg, threshold: float = 1e-6) -> torch.Tensor:
     """Any contact force on the target: its free joint's constraint force (N, N m).
 
     The scene holds no other constraints (no equalities, limits or world geoms), so a
@@ -261,7 +280,7 @@ def target_contact(env, target: str = "target", threshold: float = 1e-6) -> torc
     between the chaser and the target in the last physics step. Works on both backends
     (MuJoCo's solver output, bound like qpos), unlike per-contact records.
     """
-    handle = env.scene.entities[target]
+    handle = target.handle
     qfrc = env.scene.view.array("qfrc_constraint")[:, handle.dof_adr : handle.dof_adr + 6]
     return qfrc.abs().amax(-1) > threshold
 
@@ -284,18 +303,22 @@ def in_port(
     )
 
 
-def collision(env, target: str = "target") -> torch.Tensor:
+def collision(env, chaser: SceneEntityCfg, target: SceneEntityCfg) -> torch.Tensor:
     """Chaser-target contact while the probe tip is not inside the port's funnel."""
-    return target_contact(env, target) & ~in_port(truth_state(env)["pos"])
+    return target_contact(env, target) & ~in_port(truth_state(env, chaser)["pos"])
 
 
 def left_corridor(
-    env, half_angle_deg: float = 30.0, cone_start_m: float = 2.0, max_range_m: float = 45.0
+    env,
+    chaser: SceneEntityCfg,
+    half_angle_deg: float = 30.0,
+    cone_start_m: float = 2.0,
+    max_range_m: float = 45.0,
 ) -> torch.Tensor:
     """The probe tip left the approach corridor: beyond `cone_start_m` from the port, more
     than `half_angle_deg` off the port axis; inside it, further from the axis than the
     cone's radius there; behind the port plane; or beyond `max_range_m`."""
-    pos = truth_state(env)["pos"]
+    pos = truth_state(env, chaser)["pos"]
     rng = torch.linalg.vector_norm(pos, dim=-1)
     along = pos[:, 2]
     lateral = torch.linalg.vector_norm(pos[:, :2], dim=-1)
@@ -306,32 +329,37 @@ def left_corridor(
 
 
 # -------------------------------------------------------------------- rewards
-def progress(env, final_mps: float, max_mps: float, time_constant_s: float) -> torch.Tensor:
+def progress(
+    env, chaser: SceneEntityCfg, final_mps: float, max_mps: float, time_constant_s: float
+) -> torch.Tensor:
     """Range rate towards the port, m/s, capped at the glideslope speed for the range (no
     reward for rushing in); its time integral is the range gained."""
-    state = truth_state(env)
+    state = truth_state(env, chaser)
     pos, vel = state["pos"], state["vel"]
     rng = torch.linalg.vector_norm(pos, dim=-1)
     closing = -(pos * vel).sum(-1) / rng.clamp_min(1e-6)
     return torch.minimum(closing, approach_speed_limit(rng, final_mps, max_mps, time_constant_s))
 
 
-def misalignment(env) -> torch.Tensor:
+def misalignment(env, chaser: SceneEntityCfg) -> torch.Tensor:
     """Angle between the probe axis and the port's inward axis, rad."""
-    return truth_state(env)["misalignment"]
+    return truth_state(env, chaser)["misalignment"]
 
 
-def overspeed(env, final_mps: float, max_mps: float, time_constant_s: float) -> torch.Tensor:
+def overspeed(
+    env, chaser: SceneEntityCfg, final_mps: float, max_mps: float, time_constant_s: float
+) -> torch.Tensor:
     """Closing speed along the port axis above the glideslope speed for the range, m/s."""
-    state = truth_state(env)
+    state = truth_state(env, chaser)
     rng = torch.linalg.vector_norm(state["pos"], dim=-1)
     limit = approach_speed_limit(rng, final_mps, max_mps, time_constant_s)
     return (-state["vel"][:, 2] - limit).clamp_min(0.0)
 
 
-def thruster_force_sum(env, group: str = "chaser/rcs") -> torch.Tensor:
-    """Sum of the commanded thruster forces, N (propellant flow is proportional)."""
-    return env.scene.actuators[group].command.sum(-1)
+def thruster_force_sum(env, actuator_cfg: SceneEntityCfg) -> torch.Tensor:
+    """Sum of the commanded forces of the thruster group of `actuator_cfg`, N (propellant
+    flow is proportional)."""
+    return actuator_cfg.actuator.command.sum(-1)
 
 
 def termination_impulse(env, terms: tuple[str, ...]) -> torch.Tensor:
@@ -348,12 +376,12 @@ def termination_impulse(env, terms: tuple[str, ...]) -> torch.Tensor:
 def reset_chaser_in_corridor(
     env,
     env_ids: torch.Tensor,
+    chaser: SceneEntityCfg,
     range_m: tuple[float, float],
     max_lateral_m: float,
     max_speed_mps: float,
     max_attitude_deg: float,
     max_rate_deg_s: float,
-    chaser: str = "chaser",
 ) -> None:
     """Put the probe tip `range_m` out along the port axis with a lateral offset (uniform
     in a disc of radius `max_lateral_m`), the chaser near the docking attitude (random
@@ -366,7 +394,7 @@ def reset_chaser_in_corridor(
         return torch.rand(shape, generator=gen, **kw)
 
     env.scene.view.invalidate()
-    latch = env.scene.sensors[f"{chaser}/latch"]
+    latch = chaser.sensors["latch"]
     port_pos, _, port_axes = (x[env_ids] for x in latch.target_point())
     rng = range_m[0] + (range_m[1] - range_m[0]) * uniform(n)
     radius = max_lateral_m * uniform(n).sqrt()
@@ -379,13 +407,11 @@ def reset_chaser_in_corridor(
     tilt = quat_to_matrix(quat_from_rotation_vector(axis * angle[:, None]))
     body = port_axes @ docking_rotation(port_axes) @ tilt
     tip_in_root = torch.as_tensor(
-        site_in_root(
-            env.scene.mj_model, f"{chaser}/probe_tip", env.scene.entities[chaser].root_body
-        ),
+        site_in_root(env.scene.mj_model, _site(chaser, "probe_tip"), chaser.handle.root_body),
         **kw,
     )
     root = tip - (body @ tip_in_root.expand(n, 3)[..., None])[..., 0]
-    env.scene.entities[chaser].set_root_state(
+    chaser.handle.set_root_state(
         env_ids,
         pos_m=root,
         quat=quat_from_matrix(body),
@@ -432,11 +458,13 @@ def reference_velocity(
     return torch.cat([v_lat, -closing[:, None]], -1)
 
 
-def velocity_error(env, truth: bool = False, body_axes: bool = False, **glideslope) -> torch.Tensor:
+def velocity_error(
+    env, chaser: SceneEntityCfg, truth: bool = False, body_axes: bool = False, **glideslope
+) -> torch.Tensor:
     """Tip velocity minus `reference_velocity` at the tip position, m/s (N, 3), in port
     axes (or chaser body axes: the axes of the force action). Measured (sensor-only)
     unless `truth`."""
-    state = truth_state(env) if truth else measured_state_env(env)
+    state = state_of(env, chaser, truth)
     mis = probe_misalignment_from(state["body_to_port"])
     err = state["vel"] - reference_velocity(state["pos"], mis, **glideslope)
     if body_axes:
@@ -444,34 +472,38 @@ def velocity_error(env, truth: bool = False, body_axes: bool = False, **glideslo
     return err
 
 
-def velocity_tracking(env, **glideslope) -> torch.Tensor:
+def velocity_tracking(env, chaser: SceneEntityCfg, **glideslope) -> torch.Tensor:
     """|true tip velocity - reference velocity|, m/s."""
-    return torch.linalg.vector_norm(velocity_error(env, truth=True, **glideslope), dim=-1)
+    return torch.linalg.vector_norm(velocity_error(env, chaser, True, **glideslope), dim=-1)
 
 
-def velocity_tracking_kernel(env, sigma_mps: float, **glideslope) -> torch.Tensor:
+def velocity_tracking_kernel(
+    env, chaser: SceneEntityCfg, sigma_mps: float, **glideslope
+) -> torch.Tensor:
     """1 - exp(-|v - v_ref| / sigma): a cost in [0, 1), steep within ~sigma of the field."""
-    return 1.0 - torch.exp(-velocity_tracking(env, **glideslope) / sigma_mps)
+    return 1.0 - torch.exp(-velocity_tracking(env, chaser, **glideslope) / sigma_mps)
 
 
-def lateral_kernel(env, sigma_m: float, range_scale_m: float) -> torch.Tensor:
+def lateral_kernel(
+    env, chaser: SceneEntityCfg, sigma_m: float, range_scale_m: float
+) -> torch.Tensor:
     """(1 - exp(-lateral / sigma)) x exp(-range / range_scale): lateral offset cost that
     only matters close to the port."""
-    pos = truth_state(env)["pos"]
+    pos = truth_state(env, chaser)["pos"]
     lat = torch.linalg.vector_norm(pos[:, :2], dim=-1)
     rng = torch.linalg.vector_norm(pos, dim=-1)
     return (1.0 - torch.exp(-lat / sigma_m)) * torch.exp(-rng / range_scale_m)
 
 
-def attitude_kernel(env, sigma_rad: float) -> torch.Tensor:
+def attitude_kernel(env, chaser: SceneEntityCfg, sigma_rad: float) -> torch.Tensor:
     """1 - exp(-angle / sigma), angle of the true rotation away from the docking attitude
     (roll included), rad."""
-    vec = attitude_error_from(truth_state(env)["body_to_port"])
+    vec = attitude_error_from(truth_state(env, chaser)["body_to_port"])
     angle = 2.0 * torch.asin(torch.linalg.vector_norm(vec, dim=-1).clamp(max=1.0))
     return 1.0 - torch.exp(-angle / sigma_rad)
 
 
-def body_rate_norm(env, chaser: str = "chaser") -> torch.Tensor:
+def body_rate_norm(env, chaser: SceneEntityCfg) -> torch.Tensor:
     """|true body rate|, rad/s."""
     return torch.linalg.vector_norm(body_rates(env, chaser), dim=-1)
 
@@ -498,21 +530,19 @@ def reference_rate(
     return -rotation * speed / angle.clamp_min(1e-12)
 
 
-def rate_error(env, truth: bool = False, chaser: str = "chaser", **params) -> torch.Tensor:
+def rate_error(env, chaser: SceneEntityCfg, truth: bool = False, **params) -> torch.Tensor:
     """Body rate minus `reference_rate` of the attitude error, rad/s (N, 3); measured (gyro
     and star tracker) unless `truth`."""
-    if truth:
-        rate, state = body_rates(env, chaser), truth_state(env, chaser)
-    else:
-        rate, state = env.scene.sensors[f"{chaser}/gyro"].value, measured_state_env(env, chaser)
+    rate = body_rates(env, chaser) if truth else chaser.sensors["gyro"].value
+    state = state_of(env, chaser, truth)
     return rate - reference_rate(rotation_vector_from(state["body_to_port"]), **params)
 
 
-def rate_tracking(env, **params) -> torch.Tensor:
+def rate_tracking(env, chaser: SceneEntityCfg, **params) -> torch.Tensor:
     """|true body rate - reference rate|, rad/s."""
-    return torch.linalg.vector_norm(rate_error(env, truth=True, **params), dim=-1)
+    return torch.linalg.vector_norm(rate_error(env, chaser, truth=True, **params), dim=-1)
 
 
-def rate_tracking_kernel(env, sigma_rad_s: float, **params) -> torch.Tensor:
+def rate_tracking_kernel(env, chaser: SceneEntityCfg, sigma_rad_s: float, **params) -> torch.Tensor:
     """1 - exp(-|omega - omega_ref| / sigma)."""
-    return 1.0 - torch.exp(-rate_tracking(env, **params) / sigma_rad_s)
+    return 1.0 - torch.exp(-rate_tracking(env, chaser, **params) / sigma_rad_s)

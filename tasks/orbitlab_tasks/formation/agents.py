@@ -110,8 +110,8 @@ class LeaderWaypointNode(Node):
     def compute(self, inputs):
         env = self.env
         C, omega = env.scene.view.hill()
-        pos = env.scene.entities[geo.LEADER].root_pose()[0].double()
-        vel = env.scene.entities[geo.LEADER].root_velocity()[0].double()
+        pos = env.scene.entities[geo.LEADER].data.root_pos_w.double()
+        vel = env.scene.entities[geo.LEADER].data.root_lin_vel_w.double()
         rho, rho_dot = geo.to_hill(
             C, omega, pos - inputs["reference_pos"], vel - inputs["reference_vel"]
         )

@@ -19,14 +19,15 @@ import numpy as np
 
 from orbitlab.envs import mdp as core_mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import GraphInputActionCfg, ThrusterWrenchActionCfg
-from orbitlab.managers.terms import (
+from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
+    SceneEntityCfg,
     TerminationTermCfg,
 )
+from orbitlab.managers.action_manager import GraphInputActionCfg, ThrusterWrenchActionCfg
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.orbit.frames import coe_to_rv, lvlh_rotation
 from orbitlab.scene import spacecraft
@@ -102,6 +103,12 @@ def _scene(num_envs: int) -> SceneCfg:
     return SceneCfg(num_envs=num_envs, entities=entities, orbit_init=orbit, timestep_s=PHYSICS_DT_S)
 
 
+def follower_cfg(name: str) -> SceneEntityCfg:
+    """A follower as its observation terms read it: its relative navigation and star
+    tracker."""
+    return SceneEntityCfg(name, sensor_names=("relative_nav", "star_tracker"))
+
+
 def _follower_obs(
     follower: str, with_action: bool, frame: str = "body"
 ) -> dict[str, ObservationTermCfg]:
@@ -110,7 +117,7 @@ def _follower_obs(
     star tracker); 'hill' in Hill axes."""
     if frame not in ("body", "hill"):
         raise ValueError(f"frame must be 'body' or 'hill', got '{frame}'")
-    p = {"follower": follower}
+    p = {"follower": follower_cfg(follower)}
     pos, vel = (
         (mdp.slot_pos_error_body, mdp.slot_vel_error_body)
         if frame == "body"
@@ -121,7 +128,9 @@ def _follower_obs(
         "slot_vel": ObservationTermCfg(func=vel, params=p, scale=10.0, clip=(-10.0, 10.0)),
         "attitude": ObservationTermCfg(func=mdp.leader_attitude_error, params=p),
         "rate": ObservationTermCfg(
-            func=core_mdp.sensor_value, params={"name": f"{follower}/gyro"}, scale=5.0
+            func=core_mdp.sensor_value,
+            params={"sensor_cfg": SceneEntityCfg(follower, sensor_names=("gyro",))},
+            scale=5.0,
         ),
     }
     if with_action:
@@ -151,13 +160,15 @@ def critic_observations() -> ObservationGroupCfg:
     leader's Hill velocity (m/s x 10) and the phase of its waypoint hold."""
     terms = {}
     for f in geo.FOLLOWERS:
-        p = {"follower": f}
+        p = {"follower": follower_cfg(f)}
         terms[f"{f}/true_slot"] = ObservationTermCfg(
             func=mdp.true_slot_body, params=p, clip=(-10.0, 10.0)
         )
         terms[f"{f}/attitude"] = ObservationTermCfg(func=mdp.leader_attitude_error, params=p)
         terms[f"{f}/rate"] = ObservationTermCfg(
-            func=core_mdp.sensor_value, params={"name": f"{f}/gyro"}, scale=5.0
+            func=core_mdp.sensor_value,
+            params={"sensor_cfg": SceneEntityCfg(f, sensor_names=("gyro",))},
+            scale=5.0,
         )
         terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
     terms.update(_leader_critic_terms())
@@ -258,7 +269,7 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     cfg.agent = translation_policy_agent
     terms = {}
     for f in geo.FOLLOWERS:
-        p = {"follower": f}
+        p = {"follower": follower_cfg(f)}
         terms[f"{f}/slot_pos"] = ObservationTermCfg(
             func=mdp.slot_pos_error, params=p, scale=1.0 / 0.5, clip=(-10.0, 10.0)
         )
@@ -275,7 +286,7 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
     critic = {}
     for f in geo.FOLLOWERS:
-        p = {"follower": f}
+        p = {"follower": follower_cfg(f)}
         critic[f"{f}/true_slot"] = ObservationTermCfg(
             func=mdp.true_slot_hill, params=p, clip=(-10.0, 10.0)
         )

@@ -67,19 +67,19 @@ def slot_offsets(device: torch.device | str) -> torch.Tensor:
 def slot_errors(env) -> torch.Tensor:
     """True slot error rho_f - rho_leader - offset_f of each follower, (N, 2, 3), Hill axes, m."""
     C, _ = env.scene.view.hill()
-    leader = env.scene.entities[LEADER].root_pose()[0].double()
+    leader = env.scene.entities[LEADER].data.root_pos_w.double()
     rel = torch.stack(
-        [env.scene.entities[f].root_pose()[0].double() - leader for f in FOLLOWERS], 1
+        [env.scene.entities[f].data.root_pos_w.double() - leader for f in FOLLOWERS], 1
     )
     return (C[:, None] @ rel[..., None])[..., 0] - slot_offsets(env.device)
 
 
 def attitude_errors(env) -> torch.Tensor:
     """True attitude error angle of each follower to the leader, (N, 2), rad in [0, pi]."""
-    q_leader = env.scene.entities[LEADER].root_pose()[1].double()
+    q_leader = env.scene.entities[LEADER].data.root_quat_w.double()
     out = []
     for f in FOLLOWERS:
-        q_e = attitude_error(env.scene.entities[f].root_pose()[1].double(), q_leader)
+        q_e = attitude_error(env.scene.entities[f].data.root_quat_w.double(), q_leader)
         out.append(2.0 * torch.atan2(q_e[:, 1:].norm(dim=-1), q_e[:, 0]))
     return torch.stack(out, 1)
 

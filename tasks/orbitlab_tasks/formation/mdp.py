@@ -3,6 +3,10 @@ follower's share, terminations, the reset of the formation and the leader's wayp
 
 Per-follower reward terms return the mean over the followers (the team reward) and keep each
 follower's own value in `per_follower` (N, 2), which `FollowerBatchEnv` reads back.
+
+Per-follower observations take the follower as a resolved `SceneEntityCfg` with its
+'relative_nav' and 'star_tracker' sensors (`formation_env_cfg.follower`); the team terms read
+the entities of `geometry.LEADER` and `geometry.FOLLOWERS`.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from orbitlab.managers.command_manager import CommandTerm, CommandTermCfg
+from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.sensors.rotations import (
     quat_from_matrix,
     quat_from_rotation_vector,
@@ -29,50 +34,50 @@ def _follower_index(follower: str) -> int:
     return geo.FOLLOWERS.index(follower)
 
 
-def slot_pos_error(env, follower: str) -> torch.Tensor:
+def slot_pos_error(env, follower: SceneEntityCfg) -> torch.Tensor:
     """Measured rho_f - rho_leader - offset, Hill axes, m (relative navigation to the leader)."""
-    nav = env.scene.sensors[f"{follower}/relative_nav"].value
-    offset = geo.slot_offsets(env.device)[_follower_index(follower)]
+    nav = follower.sensors["relative_nav"].value
+    offset = geo.slot_offsets(env.device)[_follower_index(follower.name)]
     return -nav[:, :3] - offset
 
 
-def slot_vel_error(env, follower: str) -> torch.Tensor:
+def slot_vel_error(env, follower: SceneEntityCfg) -> torch.Tensor:
     """Measured d/dt (rho_f - rho_leader) in the Hill frame, m/s."""
-    return -env.scene.sensors[f"{follower}/relative_nav"].value[:, 3:6]
+    return -follower.sensors["relative_nav"].value[:, 3:6]
 
 
-def leader_attitude_error(env, follower: str) -> torch.Tensor:
+def leader_attitude_error(env, follower: SceneEntityCfg) -> torch.Tensor:
     """Vector part of the measured error quaternion to the leader's attitude (sin(angle/2) times
     the axis, body axes)."""
     C, _ = env.scene.view.hill()
-    nav = env.scene.sensors[f"{follower}/relative_nav"].value
-    star = env.scene.sensors[f"{follower}/star_tracker"].value
+    nav = follower.sensors["relative_nav"].value
+    star = follower.sensors["star_tracker"].value
     return geo.measured_attitude_error(nav, star, C)[:, 1:]
 
 
-def follower_last_action(env, follower: str) -> torch.Tensor:
+def follower_last_action(env, follower: SceneEntityCfg) -> torch.Tensor:
     """The follower's part of the previous action (its wrench or Hill force, in [-1, 1]): the
     action holds the followers' equal parts one after the other."""
-    k = _follower_index(follower)
+    k = _follower_index(follower.name)
     dim = env.action_manager.total_dim // len(geo.FOLLOWERS)
     return env.action_manager.action[:, dim * k : dim * (k + 1)]
 
 
-def _hill_to_body(env, follower: str) -> torch.Tensor:
+def _hill_to_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     """(N, 3, 3) Hill -> follower body rotation from the follower's own star tracker."""
     C, _ = env.scene.view.hill()
-    star = env.scene.sensors[f"{follower}/star_tracker"].value
+    star = follower.sensors["star_tracker"].value
     return geo.hill_to_body(C.double(), star.double())
 
 
-def slot_pos_error_body(env, follower: str) -> torch.Tensor:
+def slot_pos_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     """`slot_pos_error` in the follower's body axes (star tracker), m: the frame of its force
     action."""
     err = slot_pos_error(env, follower).double()
     return (_hill_to_body(env, follower) @ err[..., None])[..., 0]
 
 
-def slot_vel_error_body(env, follower: str) -> torch.Tensor:
+def slot_vel_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     """`slot_vel_error` in the follower's body axes (star tracker), m/s."""
     vel = slot_vel_error(env, follower).double()
     return (_hill_to_body(env, follower) @ vel[..., None])[..., 0]
@@ -86,30 +91,30 @@ def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
     C, omega = env.scene.view.hill()
     C, omega = C.double(), omega.double()
     leader = env.scene.entities[geo.LEADER]
-    p0, v0 = leader.root_pose()[0].double(), leader.root_velocity()[0].double()
+    p0, v0 = leader.data.root_pos_w.double(), leader.data.root_lin_vel_w.double()
     errs, vels = [], []
     for f in geo.FOLLOWERS:
         e = env.scene.entities[f]
         rho, rho_dot = geo.to_hill(
-            C, omega, e.root_pose()[0].double() - p0, e.root_velocity()[0].double() - v0
+            C, omega, e.data.root_pos_w.double() - p0, e.data.root_lin_vel_w.double() - v0
         )
         errs.append(rho)
         vels.append(rho_dot)
     return torch.stack(errs, 1) - geo.slot_offsets(env.device), torch.stack(vels, 1)
 
 
-def true_slot_body(env, follower: str) -> torch.Tensor:
+def true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     """True slot error and rate in the follower's true body axes, (N, 6): m, m/s."""
-    k = _follower_index(follower)
+    k = _follower_index(follower.name)
     err, vel = true_slot_state(env)
     C, _ = env.scene.view.hill()
-    M = geo.hill_to_body(C.double(), env.scene.entities[follower].root_pose()[1].double())
+    M = geo.hill_to_body(C.double(), follower.data.root_quat_w.double())
     return torch.cat([(M @ err[:, k, :, None])[..., 0], (M @ vel[:, k, :, None])[..., 0]], -1)
 
 
-def true_slot_hill(env, follower: str) -> torch.Tensor:
+def true_slot_hill(env, follower: SceneEntityCfg) -> torch.Tensor:
     """True slot error and rate in Hill axes, (N, 6): m, m/s."""
-    k = _follower_index(follower)
+    k = _follower_index(follower.name)
     err, vel = true_slot_state(env)
     return torch.cat([err[:, k], vel[:, k]], -1)
 
@@ -121,8 +126,8 @@ def leader_velocity_hill(env) -> torch.Tensor:
     return geo.to_hill(
         C.double(),
         omega.double(),
-        leader.root_pose()[0].double(),
-        leader.root_velocity()[0].double(),
+        leader.data.root_pos_w.double(),
+        leader.data.root_lin_vel_w.double(),
     )[1]
 
 
@@ -284,7 +289,7 @@ def slot_drift(env, max_error_m: float) -> torch.Tensor:
 def collision(env, min_distance_m: float) -> torch.Tensor:
     """Two spacecraft centres closer than `min_distance_m` (the 0.326 m cubes touch below it)."""
     names = (geo.LEADER, *geo.FOLLOWERS)
-    pos = torch.stack([env.scene.entities[n].root_pose()[0].double() for n in names], 1)
+    pos = torch.stack([env.scene.entities[n].data.root_pos_w.double() for n in names], 1)
     gap = torch.cdist(pos, pos)
     gap = gap + torch.eye(len(names), dtype=gap.dtype, device=gap.device) * 1e9
     return gap.amin(dim=(-1, -2)) < min_distance_m

@@ -119,7 +119,7 @@ class LeaderPlanNode(Node):
         C, omega = env.scene.view.hill()
         leader = env.scene.entities[geo.LEADER]
         p, v = geo.to_hill(
-            C, omega, leader.root_pose()[0].double(), leader.root_velocity()[0].double()
+            C, omega, leader.data.root_pos_w.double(), leader.data.root_lin_vel_w.double()
         )
         r, r_dot = geo.to_hill(C, omega, inputs["reference_pos"], inputs["reference_vel"])
         q = quat_multiply(geo.hill_quat(C), inputs["star_tracker"].double())

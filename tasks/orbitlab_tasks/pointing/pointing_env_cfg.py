@@ -14,6 +14,7 @@ coarse plus finely scaled, clipped copies of the error and rate observations.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -27,27 +28,32 @@ from orbitlab.agent import (
 from orbitlab.agent.attitude import attitude_error
 from orbitlab.envs import mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.managers.action_manager import ActuatorActionCfg
-from orbitlab.managers.command_manager import CommandTerm, CommandTermCfg
-from orbitlab.managers.terms import (
+from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
     ObservationTermCfg,
     RewardTermCfg,
+    SceneEntityCfg,
     TerminationTermCfg,
 )
+from orbitlab.managers.action_manager import ActuatorActionCfg
+from orbitlab.managers.command_manager import CommandTerm, CommandTermCfg
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 from orbitlab.sensors.rotations import quat_from_rotation_vector, quat_multiply
 
 DEG = math.pi / 180.0
 MAX_TORQUE_NM = 2.0e-3
+SAT = SceneEntityCfg("sat", sensor_names=("gyro", "star_tracker"))
+"""The spacecraft: its root state (truth) and the two sensors its terms read."""
 
 
 class SlewCommand(CommandTerm):
     """Target attitude: the start attitude turned by 10-90 deg about a random axis."""
 
-    def __init__(self, cfg: CommandTermCfg, env):
+    cfg: SlewCommandCfg
+
+    def __init__(self, cfg: SlewCommandCfg, env):
         super().__init__(cfg, env)
         self.target = torch.zeros((env.num_envs, 4), dtype=torch.float64, device=env.device)
         self.target[:, 0] = 1.0
@@ -65,28 +71,30 @@ class SlewCommand(CommandTerm):
         )
         axis = axis / axis.norm(dim=-1, keepdim=True)
         angle = self.uniform(env_ids.numel(), 10.0 * DEG, 90.0 * DEG)
-        start = mdp.root_quat(self.env, "sat")[env_ids]
+        start = mdp.root_quat(self.env, self.cfg.entity)[env_ids]
         self.target[env_ids] = quat_multiply(
             start, quat_from_rotation_vector(axis * angle[:, None])
         )
 
 
-def error_angle(env) -> torch.Tensor:
+@dataclass(kw_only=True)
+class SlewCommandCfg(CommandTermCfg):
+    """`SlewCommand`: slews of the spacecraft `entity`."""
+
+    class_type: type = SlewCommand
+    entity: SceneEntityCfg
+    """The spacecraft whose start attitude the slew turns."""
+
+
+def error_angle(env, entity: SceneEntityCfg) -> torch.Tensor:
     """Angle between the attitude and the command, rad."""
-    q_e = attitude_error(mdp.root_quat(env, "sat"), env.command_manager.command("attitude"))
+    q_e = attitude_error(mdp.root_quat(env, entity), env.command_manager.command("attitude"))
     return 2.0 * torch.asin(q_e[:, 1:].norm(dim=-1).clamp(max=1.0))
 
 
-def pointed(env) -> torch.Tensor:
+def pointed(env, entity: SceneEntityCfg) -> torch.Tensor:
     """Error < 0.5 deg and rate < 0.05 deg/s."""
-    return (error_angle(env) < 0.5 * DEG) & (mdp.ang_vel_norm(env, "sat") < 0.05 * DEG)
-
-
-def measured_error(env) -> torch.Tensor:
-    """Error quaternion's vector part from the star tracker reading, (N, 3)."""
-    return attitude_error(
-        env.scene.sensors["sat/star_tracker"].value, env.command_manager.command("attitude")
-    )[:, 1:]
+    return (error_angle(env, entity) < 0.5 * DEG) & (mdp.ang_vel_norm(env, entity) < 0.05 * DEG)
 
 
 def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
@@ -97,29 +105,33 @@ def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
     return vec * angle / sin_half.clamp(min=1e-12)
 
 
-def measured_rotation(env) -> torch.Tensor:
+def measured_rotation(env, entity: SceneEntityCfg) -> torch.Tensor:
     """Measured error (star tracker vs the command) as a rotation vector in body axes, rad."""
     return rotation_vector(
         attitude_error(
-            env.scene.sensors["sat/star_tracker"].value, env.command_manager.command("attitude")
+            entity.sensors["star_tracker"].value, env.command_manager.command("attitude")
         )
     )
 
 
-def true_rate(env) -> torch.Tensor:
+def true_rate(env, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega|, rad/s."""
-    return mdp.ang_vel_norm(env, "sat")
+    return mdp.ang_vel_norm(env, entity)
 
 
-def error_kernel(env, sigma_rad: float) -> torch.Tensor:
+def error_kernel(env, entity: SceneEntityCfg, sigma_rad: float) -> torch.Tensor:
     """1 - exp(-error / sigma): a cost in [0, 1) that is steep within ~sigma of the target."""
-    return 1.0 - torch.exp(-error_angle(env) / sigma_rad)
+    return 1.0 - torch.exp(-error_angle(env, entity) / sigma_rad)
 
 
-def pointing_kernel(env, sigma_rad: float, sigma_rad_s: float) -> torch.Tensor:
+def pointing_kernel(
+    env, entity: SceneEntityCfg, sigma_rad: float, sigma_rad_s: float
+) -> torch.Tensor:
     """1 - exp(-error / sigma - |omega| / sigma_rate): a cost that only vanishes when the
     attitude is on target AND still (the success region at sigma ~ 0.5 deg, 0.05 deg/s)."""
-    return 1.0 - torch.exp(-error_angle(env) / sigma_rad - true_rate(env) / sigma_rad_s)
+    return 1.0 - torch.exp(
+        -error_angle(env, entity) / sigma_rad - true_rate(env, entity) / sigma_rad_s
+    )
 
 
 SLEW_ACCEL = 0.003
@@ -137,28 +149,28 @@ def rate_profile(rotation: torch.Tensor) -> torch.Tensor:
     return -rotation * speed / angle.clamp(min=1e-9)
 
 
-def true_rotation(env) -> torch.Tensor:
+def true_rotation(env, entity: SceneEntityCfg) -> torch.Tensor:
     """True error as a rotation vector in body axes, rad, (N, 3) (privileged)."""
     return rotation_vector(
-        attitude_error(mdp.root_quat(env, "sat"), env.command_manager.command("attitude"))
+        attitude_error(mdp.root_quat(env, entity), env.command_manager.command("attitude"))
     )
 
 
-def measured_rate_error(env) -> torch.Tensor:
+def measured_rate_error(env, entity: SceneEntityCfg) -> torch.Tensor:
     """Gyro minus the rate profile of the measured error, rad/s, (N, 3) (a feature computed
     from the star tracker and gyro only)."""
-    return env.scene.sensors["sat/gyro"].value - rate_profile(measured_rotation(env))
+    return entity.sensors["gyro"].value - rate_profile(measured_rotation(env, entity))
 
 
-def rate_tracking(env) -> torch.Tensor:
+def rate_tracking(env, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega - profile(true error)|, rad/s."""
-    omega = mdp.root_ang_vel(env, "sat")
-    return (omega - rate_profile(true_rotation(env))).norm(dim=-1)
+    omega = mdp.root_ang_vel(env, entity)
+    return (omega - rate_profile(true_rotation(env, entity))).norm(dim=-1)
 
 
-def rate_tracking_kernel(env, sigma_rad_s: float) -> torch.Tensor:
+def rate_tracking_kernel(env, entity: SceneEntityCfg, sigma_rad_s: float) -> torch.Tensor:
     """1 - exp(-|omega - profile| / sigma)."""
-    return 1.0 - torch.exp(-rate_tracking(env) / sigma_rad_s)
+    return 1.0 - torch.exp(-rate_tracking(env, entity) / sigma_rad_s)
 
 
 def hold_progress(env) -> torch.Tensor:
@@ -172,26 +184,40 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
     sat = spacecraft.cubesat_6u()
     sat.actuators = {"wheels": sat.actuators["wheels"]}
     sat.sensors = {k: v for k, v in sat.sensors.items() if k in ("gyro", "star_tracker")}
-    gyro = {"name": "sat/gyro"}
+    gyro = {"sensor_cfg": SceneEntityCfg("sat", sensor_names=("gyro",))}
     policy = {
         # coarse, fine (clipped) and very fine (clipped) copies of the error and the rate,
         # so that the 0.5 deg / 0.05 deg/s region is resolved after normalization
-        "error": ObservationTermCfg(func=measured_rotation),
+        "error": ObservationTermCfg(func=measured_rotation, params={"entity": SAT}),
         "error_fine": ObservationTermCfg(
-            func=measured_rotation, scale=1.0 / (3.0 * DEG), clip=(-1.0, 1.0)
+            func=measured_rotation,
+            params={"entity": SAT},
+            scale=1.0 / (3.0 * DEG),
+            clip=(-1.0, 1.0),
         ),
         "error_vfine": ObservationTermCfg(
-            func=measured_rotation, scale=1.0 / (0.5 * DEG), clip=(-1.0, 1.0)
+            func=measured_rotation,
+            params={"entity": SAT},
+            scale=1.0 / (0.5 * DEG),
+            clip=(-1.0, 1.0),
         ),
         "gyro": ObservationTermCfg(func=mdp.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
         "gyro_fine": ObservationTermCfg(
             func=mdp.sensor_value, params=gyro, scale=1.0 / (0.2 * DEG), clip=(-1.0, 1.0)
         ),
-        "rate_error": ObservationTermCfg(func=measured_rate_error, scale=1.0 / (1.0 * DEG)),
-        "rate_error_fine": ObservationTermCfg(
-            func=measured_rate_error, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)
+        "rate_error": ObservationTermCfg(
+            func=measured_rate_error, params={"entity": SAT}, scale=1.0 / (1.0 * DEG)
         ),
-        "wheel_speed": ObservationTermCfg(func=mdp.wheel_speed, params={"group": "sat/wheels"}),
+        "rate_error_fine": ObservationTermCfg(
+            func=measured_rate_error,
+            params={"entity": SAT},
+            scale=1.0 / (0.1 * DEG),
+            clip=(-1.0, 1.0),
+        ),
+        "wheel_speed": ObservationTermCfg(
+            func=mdp.wheel_speed,
+            params={"actuator_cfg": SceneEntityCfg("sat", actuator_names=("wheels",))},
+        ),
         "last_action": ObservationTermCfg(func=mdp.last_action),
     }
     return ManagerBasedRLEnvCfg(
@@ -199,7 +225,7 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
         decimation=10,
         episode_length_s=180.0,
         actions={"wheels": ActuatorActionCfg(group="sat/wheels", scale=MAX_TORQUE_NM)},
-        commands={"attitude": CommandTermCfg(class_type=SlewCommand)},
+        commands={"attitude": SlewCommandCfg(entity=SAT)},
         observations={
             "policy": ObservationGroupCfg(terms=policy),
             "critic": ObservationGroupCfg(
@@ -207,7 +233,7 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
                 terms={
                     **policy,
                     "true_rate": ObservationTermCfg(
-                        func=mdp.root_ang_vel, params={"entity": "sat"}, scale=1.0 / (2.0 * DEG)
+                        func=mdp.root_ang_vel, params={"entity": SAT}, scale=1.0 / (2.0 * DEG)
                     ),
                     "hold": ObservationTermCfg(func=hold_progress),
                 },
@@ -215,36 +241,43 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
         },
         # every term is a cost (<= 0), so ending the episode by success is always welcome
         rewards={
-            "error": RewardTermCfg(func=error_angle, weight=-1.0),
+            "error": RewardTermCfg(func=error_angle, params={"entity": SAT}, weight=-1.0),
             "error_fine": RewardTermCfg(
-                func=error_kernel, params={"sigma_rad": 3.0 * DEG}, weight=-1.0
+                func=error_kernel, params={"entity": SAT, "sigma_rad": 3.0 * DEG}, weight=-1.0
             ),
             "pointing": RewardTermCfg(
                 func=pointing_kernel,
                 weight=-2.0,
-                params={"sigma_rad": 0.5 * DEG, "sigma_rad_s": 0.05 * DEG},
+                params={"entity": SAT, "sigma_rad": 0.5 * DEG, "sigma_rad_s": 0.05 * DEG},
             ),
-            "rate_track": RewardTermCfg(func=rate_tracking, weight=-10.0),
+            "rate_track": RewardTermCfg(func=rate_tracking, params={"entity": SAT}, weight=-10.0),
             "rate_track_fine": RewardTermCfg(
-                func=rate_tracking_kernel, weight=-1.0, params={"sigma_rad_s": 0.1 * DEG}
+                func=rate_tracking_kernel,
+                weight=-1.0,
+                params={"entity": SAT, "sigma_rad_s": 0.1 * DEG},
             ),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
             "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.05),
         },
         terminations={
             "success": TerminationTermCfg(
-                func=mdp.held_for, params={"condition": pointed, "duration_s": 10.0}
+                func=mdp.held_for,
+                params={
+                    "condition": pointed,
+                    "condition_params": {"entity": SAT},
+                    "duration_s": 10.0,
+                },
             )
         },
         events={
             "orbit": EventTermCfg(func=mdp.randomize_orbit, mode="reset"),
             "attitude": EventTermCfg(
-                func=mdp.reset_root_attitude, mode="reset", params={"entity": "sat"}
+                func=mdp.reset_root_attitude, mode="reset", params={"entity": SAT}
             ),
             "rates": EventTermCfg(
                 func=mdp.reset_root_rates,
                 mode="reset",
-                params={"entity": "sat", "max_rate_rad_s": 0.5 * DEG},
+                params={"entity": SAT, "max_rate_rad_s": 0.5 * DEG},
             ),
         },
     )
