@@ -273,7 +273,7 @@ def main(argv: list[str]) -> int:
     """Run one benchmark (see the module docstring); ArgumentError on a bad argument."""
     args = parse(argv)
     if args["fresh_kernel_cache"]:
-        import warp as wp
+        from orbitlab.quiet import wp
 
         wp.config.kernel_cache_dir = tempfile.mkdtemp(prefix="orbitlab-warp-cache-")
     runners = {

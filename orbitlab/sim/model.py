@@ -7,10 +7,10 @@ from typing import Any
 
 import mujoco
 import numpy as np
-import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.orbit.types import CentralBody, central_body_struct
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.records import Elements, Switches
 from orbitlab.sim.spec import OrbitLayerCfg
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import warp as wp
+from orbitlab.quiet import wp  # Warp, started quietly
 
 
 @wp.struct
