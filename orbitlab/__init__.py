@@ -9,26 +9,16 @@ reference orbit, batched over many worlds. The physics core:
     data = model.make_data(nworld=4096, orbit=OrbitInit(...))
     data.step()
 
-Importing `orbitlab` (or `orbitlab.orbit`) loads numpy and Warp only: the names that need
+Importing `orbitlab` (or `orbitlab.orbit`) loads numpy only: the names that need Warp and
 MuJoCo (`SimSpec`, `OrbitData`, the element configs, ...) are imported on first use, so a
-process that only uses the orbit math or the bridge client pays for neither MuJoCo nor
-torch.
+process that only uses the orbit math or the bridge client pays for neither Warp, MuJoCo nor
+torch. Warp starts quietly on its first import by an orbitlab module (`orbitlab.quiet`).
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING
-
-import warp as _wp
-
-# Hide Warp's start-up banner and per-module load lines (warnings still show);
-# set warp.config.log_level = warp.LOG_INFO to see them.
-_wp.config.log_level = _wp.LOG_WARNING
-
-from orbitlab.quiet import init_warp as _init_warp
-
-_init_warp()  # no "CUDA driver not found" notice on CPU-only machines (orbitlab.quiet)
 
 from orbitlab.orbit.constants import CentralBodyCfg, OrbitInit
 

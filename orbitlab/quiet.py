@@ -5,6 +5,12 @@ Could not find or load the NVIDIA CUDA driver" to stderr on every command, altho
 orbitlab then runs on the CPU as asked. `init_warp()` starts Warp with that one write
 hidden when no CUDA driver can be loaded; set ORBITLAB_VERBOSE=1 to see it anyway. Where a
 driver exists nothing is hidden.
+
+orbitlab's modules import Warp as `from orbitlab.quiet import wp`: the first such import
+starts Warp with its log level at warnings (no banner, no per-module load lines; set
+`warp.config.log_level = warp.LOG_INFO` to see them) and without that notice. `import
+orbitlab` itself does not load Warp, so a process that needs only the orbit math or the
+bridge client (numpy) loads neither Warp, MuJoCo nor torch.
 """
 
 from __future__ import annotations
@@ -42,3 +48,7 @@ def init_warp() -> None:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+wp.config.log_level = wp.LOG_WARNING
+init_warp()

@@ -28,13 +28,29 @@ import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from orbitlab.cli.args import ArgumentError
-from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
 
-EnvCfgFactory = Callable[[int], ManagerBasedRLEnvCfg]
+if TYPE_CHECKING:  # the registry itself loads neither torch nor MuJoCo
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
+
+EnvCfgFactory = Callable[..., "ManagerBasedRLEnvCfg"]
 """num_envs -> a fresh env config."""
+
+
+@dataclass(frozen=True)
+class LazyFactory:
+    """An env config factory named 'module:function', imported on its first call, so a task
+    package registers its tasks without loading their configs (torch, MuJoCo): a process
+    that imports only a task's numpy parts (the bridge study's controllers) stays light."""
+
+    path: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ManagerBasedRLEnvCfg:
+        module, _, name = self.path.partition(":")
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
 
 Variant = Literal["train", "play", "baseline"]
 """train: the RL config with its curriculum; play: the RL config at full difficulty (no
@@ -207,9 +223,13 @@ def make_env_cfg(
 
 def make_env(task: str, num_envs: int, **options: Any) -> ManagerBasedRLEnv:
     """A fresh batched env of `task`; `options` as for `make_env_cfg`."""
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
     return ManagerBasedRLEnv(make_env_cfg(task, num_envs, **options))
 
 
 def entry_point(factory: EnvCfgFactory) -> str:
     """'module:function' of a factory, for Gymnasium's registration (text entry points)."""
+    if isinstance(factory, LazyFactory):
+        return factory.path
     return f"{factory.__module__}:{factory.__qualname__}"

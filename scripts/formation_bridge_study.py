@@ -5,7 +5,8 @@
 
 Starts `orbitlab_tasks.formation.bridge_study` three times (sim, leader, followers; see its
 docstring) on free ports, in lockstep at 5 Hz of simulated time, as fast as the controllers
-allow (so the result does not depend on machine speed). Scores the simulator's truth log with
+allow (so the result does not depend on machine speed; on a terminal a progress bar shows the
+simulated time so far). Scores the simulator's truth log with
 the task's metric (formation error: the mean over followers and ticks of
 |rho_f - rho_leader - offset_f|, m) and writes `<out>/formation_bridge.png` (Fig. 5 of the
 seed: Hill positions from the leader's reference point with the followers' slots, yaw, slot

@@ -114,12 +114,12 @@ EOF
 
 # ------------------------------------------------------------------------------ phases
 if [ "$smoke" = 1 ]; then
-  sweep_n=(1 2); sweep_args=(--steps 2 --trials 1)
-  env_n=(8); env_args=(--steps 2 --trials 1); restart_n=8
+  sweep_n=1,2; sweep_args=(steps=2 trials=1)
+  env_n=8; env_args=(steps=2 trials=1); restart_n=8
   tests=(tests/test_warp_backend.py -k "torch_views or reset_of_a_subset or graph_replay")
 else
-  sweep_n=(1 64 512 4096 16384 65536); sweep_args=()
-  env_n=(4096 16384); env_args=(--steps 10 --trials 3); restart_n=4096
+  sweep_n=1,64,512,4096,16384,65536; sweep_args=()
+  env_n=4096,16384; env_args=(steps=10 trials=3); restart_n=4096
   tests=(tests/test_warp_backend.py tests/test_tasks.py tests/test_scene.py
          tests/test_rendering.py -k "warp or cuda")
 fi
@@ -145,14 +145,14 @@ run_phase() {  # run_phase NAME COMMAND...
 
 for name in $phases; do
   case $name in
-    sweep) run_phase sweep python3 scripts/benchmark.py physics --backend warp \
-             --device "$device" --nworld "${sweep_n[@]}" "${sweep_args[@]}" \
-             --json "$out/sweep.json" ;;
+    sweep) run_phase sweep python3 scripts/benchmark.py mode=physics backend=warp \
+             "device=$device" "nworld=[$sweep_n]" "${sweep_args[@]}" \
+             "json=$out/sweep.json" ;;
     tests) run_phase tests python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs \
              --junitxml="$out/tests.xml" "${tests[@]}" ;;
-    env) run_phase env python3 scripts/benchmark.py env --backend warp --device "$device" \
-           --tasks Detumble-RW Docking --nworld "${env_n[@]}" "${env_args[@]}" \
-           --json "$out/env.json" ;;
+    env) run_phase env python3 scripts/benchmark.py mode=env backend=warp "device=$device" \
+           "tasks=[Detumble-RW,Docking]" "nworld=[$env_n]" "${env_args[@]}" \
+           "json=$out/env.json" ;;
     restart) run_phase restart python3 scripts/gpu_warm_start.py --device "$device" \
                --num-envs "$restart_n" --json "$out/restart.json" ;;
     cache) cache_dir="${WARP_CACHE_PATH:-$(python3 -c 'import warp as wp

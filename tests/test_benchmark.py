@@ -1,4 +1,5 @@
-"""The benchmark script runs and writes its JSON schema (no timing is asserted here)."""
+"""`orbitlab bench` (= scripts/benchmark.py) runs, writes its JSON schema (no timing is asserted
+here) and checks its key=value arguments."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import math
 from pathlib import Path
 
 import pytest
+
+from orbitlab.cli import ArgumentError
+from orbitlab.cli.dispatch import main as orbitlab_main
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
 
@@ -20,13 +24,9 @@ def load_script():
 
 
 def test_physics_benchmark_writes_the_documented_json(tmp_path, capsys):
-    out = tmp_path / "bench.json"
-    assert (
-        load_script().main(
-            ["physics", "--nworld", "4", "8", "--steps", "2", "--trials", "1", "--json", str(out)]
-        )
-        == 0
-    )
+    out = tmp_path / "bench.json"  # through the hydra front end: lists as [a,b]
+    argv = ["bench", "mode=physics", "nworld=[4,8]", "steps=2", "trials=1", f"json={out}"]
+    assert orbitlab_main(argv) == 0
     rows = json.loads(out.read_text())["physics"]
     assert set(rows) == {"4", "8"}
     for row in rows.values():
@@ -58,19 +58,13 @@ def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):
     assert (
         load_script().main(
             [
-                "physics",
-                "--backend",
-                "warp",
-                "--device",
-                "cpu",
-                "--nworld",
-                "2",
-                "--steps",
-                "2",
-                "--trials",
-                "1",
-                "--json",
-                str(out),
+                "mode=physics",
+                "backend=warp",
+                "device=cpu",
+                "nworld=2",
+                "steps=2",
+                "trials=1",
+                f"json={out}",
             ]
         )
         == 0
@@ -84,8 +78,8 @@ def test_warp_physics_benchmark_runs_on_warps_cpu_device(tmp_path):
 
 
 def test_benchmark_rejects_a_nonpositive_world_count():
-    with pytest.raises(SystemExit):
-        load_script().main(["physics", "--nworld", "0"])
+    with pytest.raises(ArgumentError):
+        load_script().main(["mode=physics", "nworld=0"])
 
 
 def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
@@ -93,20 +87,13 @@ def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
     assert (
         load_script().main(
             [
-                "env",
-                "--tasks",
-                "Detumble-RW",
-                "--nworld",
-                "4",
-                "8",
-                "--steps",
-                "2",
-                "--trials",
-                "1",
-                "--json",
-                str(out),
-                "--plot",
-                str(plot),
+                "mode=env",
+                "tasks=Detumble-RW",
+                "nworld=[4,8]",
+                "steps=2",
+                "trials=1",
+                f"json={out}",
+                f"plot={plot}",
             ]
         )
         == 0
@@ -125,19 +112,13 @@ def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
     assert (
         load_script().main(
             [
-                "train",
-                "--tasks",
-                "Detumble-RW",
-                "--nworld",
-                "8",
-                "--iterations",
-                "2",
-                "--warmup",
-                "1",
-                "--steps-per-env",
-                "8",
-                "--json",
-                str(out),
+                "mode=train",
+                "tasks=Detumble-RW",
+                "nworld=8",
+                "iterations=2",
+                "warmup=1",
+                "steps_per_env=8",
+                f"json={out}",
             ]
         )
         == 0
@@ -161,8 +142,8 @@ def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
 
 
 def test_train_benchmark_rejects_zero_iterations():
-    with pytest.raises(SystemExit):
-        load_script().main(["train", "--iterations", "0"])
+    with pytest.raises(ArgumentError):
+        load_script().main(["mode=train", "iterations=0"])
 
 
 def test_bridge_benchmark_writes_the_documented_json(tmp_path):
@@ -171,22 +152,15 @@ def test_bridge_benchmark_writes_the_documented_json(tmp_path):
     assert (
         load_script().main(
             [
-                "bridge",
-                "--spacecraft",
-                "4",
-                "--speed",
-                "1",
-                "--rates",
-                "50",
-                "--clients",
-                "1",
-                "2",
-                "--duration",
-                "0.5",
-                "--no-lockstep",
-                "--no-real-sim",
-                "--json",
-                str(out),
+                "mode=bridge",
+                "spacecraft=4",
+                "speed=1",
+                "rates=50",
+                "clients=[1,2]",
+                "duration=0.5",
+                "lockstep=false",
+                "real_sim=false",
+                f"json={out}",
             ]
         )
         == 0
@@ -209,22 +183,54 @@ def test_bridge_benchmark_writes_the_documented_json(tmp_path):
 
 
 def test_bridge_benchmark_rejects_zero_clients():
-    with pytest.raises(SystemExit):
-        load_script().main(["bridge", "--clients", "0"])
+    with pytest.raises(ArgumentError):
+        load_script().main(["mode=bridge", "clients=0"])
 
 
 @pytest.mark.parametrize(
     "argv",
     [
-        ["bridge", "--device", "cpu"],
-        ["physics", "--device", "cuda:0"],
-        ["env", "--device", "cuda:0"],
+        ["mode=bridge", "device=cpu"],
+        ["mode=physics", "device=cuda:0"],
+        ["mode=env", "device=cuda:0"],
     ],
 )
-def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv, capsys):
-    with pytest.raises(SystemExit):
+def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv):
+    with pytest.raises(ArgumentError, match="applies to backend=warp"):
         load_script().main(argv)
-    assert "applies to --backend warp" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        ([], ["missing required argument mode="]),
+        (["mode=phys"], ["mode='phys'", "one of physics, env, train, bridge"]),
+        (["mode=env", "nworld=[4,0]"], ["nworld='[4,0]'", "integers >= 1"]),
+        (["mode=env", "nworld=4,8"], ["nworld=4,8", "key=[value1,value2]"]),
+        (["mode=env", "tasks=[Docking,dockng]"], ["tasks='dockng'", "did you mean 'Docking'"]),
+        (["mode=bridge", "speed=[1,0]"], ["speed='[1,0]'", "numbers > 0"]),
+        (["mode=bridge", "lockstep=maybe"], ["lockstep='maybe'", "true or false"]),
+        (["mode=bridge", "device=cuda:0"], ["device='cuda:0'", "backend=warp"]),
+        (["mode=env", "env.decimation=2"], ["env"]),  # bench takes no env overrides
+    ],
+)
+def test_bench_verb_bad_values_are_one_line_naming_key_value_and_rule(argv, words, capsys):
+    """`orbitlab bench` under hydra: exit status 2, one line, no traceback."""
+    assert orbitlab_main(["bench", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for word in words:
+        assert word in err, (word, err)
+
+
+def test_bench_verb_help_and_cfg_job(capsys):
+    assert orbitlab_main(["bench", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: orbitlab bench") and "fresh_kernel_cache" in out
+    argv = ["bench", "mode=env", "tasks=[Docking,Pointing]", "nworld=[4,8]", "--cfg", "job"]
+    assert orbitlab_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "mode: env" in out and "nworld:\n- 4\n- 8" in out and "\nenv:" not in out
 
 
 def test_warp_physics_benchmark_writes_each_row_as_it_finishes(tmp_path, monkeypatch):
@@ -245,20 +251,13 @@ def test_warp_physics_benchmark_writes_each_row_as_it_finishes(tmp_path, monkeyp
     assert (
         load_script().main(
             [
-                "physics",
-                "--backend",
-                "warp",
-                "--device",
-                "cpu",
-                "--nworld",
-                "1",
-                "2",
-                "--steps",
-                "1",
-                "--trials",
-                "1",
-                "--json",
-                str(out),
+                "mode=physics",
+                "backend=warp",
+                "device=cpu",
+                "nworld=[1,2]",
+                "steps=1",
+                "trials=1",
+                f"json={out}",
             ]
         )
         == 0

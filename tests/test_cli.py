@@ -113,3 +113,11 @@ def test_bench_and_bridge_verbs_dispatch():
     assert done.returncode == 1 and "did you mean 'Docking'?" in done.stderr
     done = orbitlab("bridge", "--help")
     assert done.returncode == 0 and "lockstep_topics" in done.stdout
+
+
+@pytest.mark.parametrize("verb", ["train", "play", "eval", "export", "record", "replay", "bench"])
+def test_help_names_the_verb_not_the_python_module(verb, capsys):
+    assert main([verb, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: orbitlab {verb} [key=value ...]"), out[:200]
+    assert "dispatch" not in out and "== Config" in out

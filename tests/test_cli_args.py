@@ -19,7 +19,10 @@ from orbitlab.cli import (
     choice,
     existing_file,
     integer,
+    integers,
+    names,
     number,
+    numbers,
     optional,
     parse_args,
     run,
@@ -361,3 +364,17 @@ def test_bridge_numbers_are_checked_before_the_scene_is_built(item, words):
         parse([item])
     message = str(info.value.code)
     assert "\n" not in message and all(word in message for word in words), message
+
+
+@pytest.mark.parametrize("text", ["[1,64]", "[1, 64]", "1,64"])
+def test_lists_are_typed_as_hydra_writes_them_or_comma_separated(text):
+    assert integers(min=1)("nworld", text) == [1, 64]
+    assert numbers(min=0.0, min_open=True)("speed", text) == [1.0, 64.0]
+    assert names("demos", text) == ["1", "64"]
+    assert integers()("nworld", "4") == [4]  # one value: a list of one
+
+
+@pytest.mark.parametrize("text", ["", "[]", "[1,]", "1,x", "[0,4]"])
+def test_a_bad_list_is_one_error_naming_the_whole_value(text):
+    with pytest.raises(ArgumentError, match=r"nworld=.* expected a list of integers >= 1"):
+        integers(min=1)("nworld", text)

@@ -43,8 +43,20 @@ def test_hill_frame_and_gravity_gradient():
     assert np.allclose(np.diag(G), [2 * n2, -n2, -n2])
 
 
-def test_three_process_study_short(tmp_path):
+def test_three_process_study_short(tmp_path, monkeypatch):
     seconds = 6.0
+    shown = []
+
+    class Bar:  # records what the terminal progress bar would show
+        n = 0.0
+
+        def refresh(self):
+            shown.append(self.n)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr("orbitlab.rl.progress.progress_bar", lambda *args, **kwargs: Bar())
     result = run_study(
         StudyCfg(
             seconds=seconds, startup_timeout_s=120.0, step_timeout_s=60.0, run_timeout_s=600.0
@@ -52,6 +64,8 @@ def test_three_process_study_short(tmp_path):
         tmp_path,
     )
     _check(result, seconds)
+    # the bar follows the simulated time up to its end
+    assert shown == sorted(shown) and shown[-1] == pytest.approx(seconds)
     log = np.load(tmp_path / "sim.npz")
     assert log["t"].shape == (30,) and log["pos"].shape == (30, 3, 3)
     # the followers' commands reached the simulator: their held wrenches are not all zero

@@ -18,8 +18,31 @@ def _loaded_after(statement: str) -> set[str]:
 @pytest.mark.parametrize("statement", ["import orbitlab.orbit", "import orbitlab.orbit.frames"])
 def test_orbit_math_loads_neither_mujoco_nor_torch(statement):
     loaded = _loaded_after(statement)
-    assert "mujoco" not in loaded and "torch" not in loaded, sorted(loaded)
-    assert "numpy" in loaded and "warp" in loaded  # the two it needs
+    assert not {"mujoco", "torch", "warp"} & loaded, sorted(loaded)
+    assert "numpy" in loaded  # the one it needs
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import orbitlab_tasks",
+        "from orbitlab.registry import get_task; get_task('docking'); get_task('Formation')",
+        "import orbitlab_tasks.formation",
+    ],
+)
+def test_task_registration_loads_no_torch_mujoco_or_warp(statement):
+    """Tasks register with factories imported on first call (`LazyFactory`), so a process
+    that imports a task package for its numpy parts stays light."""
+    loaded = _loaded_after(statement)
+    assert not {"mujoco", "torch", "warp"} & loaded, sorted(loaded)
+
+
+def test_lazily_registered_tasks_still_build_through_gymnasium():
+    import gymnasium as gym
+
+    env = gym.make("orbitlab_tasks:Orbitlab-Pointing-v0")
+    assert env.observation_space.shape[0] > 0
+    env.close()
 
 
 def test_top_level_names_resolve_lazily_to_their_modules():

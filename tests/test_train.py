@@ -13,6 +13,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
 def test_train_writes_config_checkpoint_and_metrics(tiny_rsl_rl_run):
     run, result = tiny_rsl_rl_run.run, tiny_rsl_rl_run.result
     assert result.returncode == 0, result.stderr[-2000:]
+    assert "Could not find git repository" not in result.stdout  # only under verbose=true
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["task"] == "Detumble-RW" and metrics["iterations"] == 4
     assert metrics["episodes"] == 4  # the eval_num_envs override reached the env

@@ -1,1 +1,1 @@
-"""Throughput benchmarks, run by `scripts/benchmark.py`."""
+"""Throughput benchmarks, run by `orbitlab bench` (= `scripts/benchmark.py`)."""

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import warp as wp
 
 from orbitlab.bench.physics import benchmark_model
 from orbitlab.orbit.constants import MU_EARTH_KM3_S2, OrbitInit
+from orbitlab.quiet import wp  # Warp, started quietly
 
 
 @dataclass(kw_only=True)

@@ -142,7 +142,7 @@ def existing_files(key: str, value: str) -> list[Path]:
     """A comma-separated list of existing files (at least one)."""
     if not value.strip():
         raise bad(key, value, "expected a comma-separated list of existing files")
-    return [existing_file(key, item) for item in value.split(",")]
+    return [existing_file(key, item) for item in list_items(value)]
 
 
 def output_file(key: str, value: str) -> Path:
@@ -164,12 +164,49 @@ def output_dir(key: str, value: str) -> Path:
     return path
 
 
+def list_items(value: str) -> list[str]:
+    """The items of a list as typed (`1,2`, `[1, 2]`, or one item `1`)."""
+    inner = value.strip()
+    if inner.startswith("[") and inner.endswith("]"):
+        inner = inner[1:-1]
+    return [item.strip() for item in inner.split(",")]
+
+
+def integers(min: int | None = None, max: int | None = None) -> Converter:
+    """A converter to a non-empty list of ints within [min, max] (`[1,64]`, `1,64`, `1`)."""
+    one = integer(min, max)
+
+    def convert(key: str, value: str) -> list[int]:
+        try:
+            return [one(key, item) for item in list_items(value)]
+        except ArgumentError:
+            raise bad(key, value, f"expected a list of integers{_range(min, max)}") from None
+
+    return convert
+
+
+def numbers(
+    min: float | None = None, max: float | None = None, min_open: bool = False
+) -> Converter:
+    """A converter to a non-empty list of finite floats within [min, max] ((min, max])."""
+    one = number(min, max, min_open)
+
+    def convert(key: str, value: str) -> list[float]:
+        try:
+            return [one(key, item) for item in list_items(value)]
+        except ArgumentError:
+            allowed = f"expected a list of finite numbers{_range(min, max, min_open)}"
+            raise bad(key, value, allowed) from None
+
+    return convert
+
+
 def names(key: str, value: str) -> list[str]:
     """A comma-separated list of non-empty names."""
-    items = value.split(",")
-    if not all(item.strip() for item in items):
+    items = list_items(value)
+    if not all(items):
         raise bad(key, value, "expected comma-separated names, none empty")
-    return [item.strip() for item in items]
+    return items
 
 
 # ------------------------------------------------------------------ parsing

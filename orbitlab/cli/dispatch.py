@@ -7,7 +7,7 @@
     orbitlab export checkpoint=runs/Detumble-RW/<time>/model_99.pt
     orbitlab record task=docking device=keyboard out=demos/docking.hdf5
     orbitlab replay file=demos/docking.hdf5
-    orbitlab bench env --tasks Docking --nworld 256    # argparse (its own --help)
+    orbitlab bench mode=env tasks=Docking nworld=[256,1024]
     orbitlab bridge task=formation                     # the ZeroMQ bridge (extra 'bridge')
 
 Every hydra verb takes `--help`, `--cfg job` and `key=value` overrides; a bad value is one
@@ -29,7 +29,7 @@ VERBS = {
     "export": "export a checkpoint's actor to TorchScript and ONNX, checked",
     "record": "record teleoperated demonstrations (robomimic HDF5)",
     "replay": "replay demonstrations and check them bit for bit",
-    "bench": "benchmarks: physics, env, train, bridge (argparse options)",
+    "bench": "throughput benchmarks: mode=physics|env|train|bridge",
     "bridge": "serve a task over the ZeroMQ bridge (key=value options)",
     "list": "the registered tasks, their success criteria and tuned agents",
 }
@@ -63,21 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         from orbitlab.cli.listing import print_tasks
 
         return print_tasks()
-    if verb == "bench":
-        from orbitlab.cli.bench import main as bench
-
-        saved, sys.argv = sys.argv, ["orbitlab bench", *rest]  # argparse's program name
-        try:
-            return bench(rest)
-        finally:
-            sys.argv = saved
     if verb == "bridge":
         return bridge(rest)
     return key_value_verb(verb, rest)
 
 
 def key_value_verb(verb: str, argv: list[str]) -> int:
-    """A key=value command (play, eval, export, record, replay) under hydra: hydra composes
+    """A key=value command (play, eval, export, record, replay, bench) under hydra: hydra composes
     the command's config from its `Arg` spec, the command's own converters check it."""
     from orbitlab.cli.args import run
     from orbitlab.cli.hydra_app import as_argv, normalize, register_command, run_app
@@ -98,13 +90,17 @@ def key_value_verb(verb: str, argv: list[str]) -> int:
             status = run(command, items, verb)
 
     try:
-        register_command(verb, args)
+        register_command(verb, args, env=takes_env)
         argv = normalize(argv, tuned_agent=False)
     except ValueError as error:
         print(f"orbitlab {verb}: {error}", file=sys.stderr)
         return 2
-    argv = [f"++{item}" if item.startswith("env.") else item for item in argv]
-    code = run_app(verb, body, argv, verb)
+    if takes_env:
+        argv = [f"++{item}" if item.startswith("env.") else item for item in argv]
+    doc = sys.modules[command.__module__].__doc__ or ""
+    if verb == "eval":
+        doc = f"`orbitlab eval`: {VERBS[verb]}; play's keys (below):\n\n{doc}"
+    code = run_app(verb, body, argv, verb, doc=doc)
     return code or status
 
 
@@ -122,6 +118,10 @@ def spec_of(verb: str) -> tuple[dict, Callable[..., Any], bool]:
         from orbitlab.cli import export
 
         return export.ARGS, export.main, False
+    if verb == "bench":
+        from orbitlab.cli import bench
+
+        return bench.ARGS, bench.main, False
     if verb == "record":
         from orbitlab.cli import record
 

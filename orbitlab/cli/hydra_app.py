@@ -49,14 +49,16 @@ def register_configs() -> None:
         store.store(group="task", name=spec.config_name, node=node, package="_global_")
 
 
-def register_command(name: str, args: dict[str, Arg]) -> None:
+def register_command(name: str, args: dict[str, Arg], env: bool = True) -> None:
     """Store a key=value command's config (its `task` is a plain key there, so the train
-    config's `task` group is taken out of the ConfigStore of this process)."""
+    config's `task` group is taken out of the ConfigStore of this process); with `env`, an
+    `env:` node for env config overrides (`env.<field>=...`)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
     store.repo.pop("task", None)
-    store.store(name=name, node={**QUIET_HYDRA, **arg_defaults(args), "env": {}})
+    node = {**QUIET_HYDRA, **arg_defaults(args), **({"env": {}} if env else {})}
+    store.store(name=name, node=node)
 
 
 def arg_defaults(args: dict[str, Arg]) -> dict[str, Any]:
@@ -77,7 +79,10 @@ def as_argv(cfg: dict[str, Any], args: dict[str, Arg]) -> list[str]:
         value = cfg.get(key)
         if value is None:
             continue
-        text = str(value).lower() if isinstance(value, bool) else str(value)
+        if isinstance(value, list):  # `nworld=[1,64]`, as typed (the list converters)
+            text = "[" + ",".join(str(v) for v in value) + "]"
+        else:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
         items.append(f"{key}={text}")
     return items
 
@@ -120,16 +125,19 @@ def run_app(
     argv: list[str],
     config_name: str,
     config_path: str | None = None,
+    doc: str = "",
 ) -> int:
     """Run `body(cfg)` under hydra (the config `config_name`, from `config_path` or the
-    ConfigStore) with `argv` as the command line; one-line errors (module docstring)."""
+    ConfigStore) with `argv` as the command line; one-line errors (module docstring).
+    `--help` prints `doc` above the config, as the help of `orbitlab <prog>`."""
     import hydra
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    register_help(prog, doc, groups=config_path is not None)
     app = hydra.main(version_base="1.3", config_path=config_path, config_name=config_name)(body)
     saved = sys.argv
-    sys.argv = [prog, *argv]
+    sys.argv = [prog, *with_override(argv, f"hydra/help={HELP}")]
     try:
         if wants_verbose(argv):
             app()
@@ -142,9 +150,48 @@ def run_app(
     except (HydraException, OmegaConfBaseException) as error:
         print(f"{prog}: {one_line(error)}", file=sys.stderr)
         return 2
+    except SystemExit as done:  # hydra exits after `--help`
+        if done.code not in (0, None):
+            raise
     finally:
         sys.argv = saved
     return 0
+
+
+HELP = "orbitlab"
+"""The option of hydra's `hydra/help` group that `run_app` stores and selects."""
+
+
+def register_help(prog: str, doc: str, groups: bool) -> None:
+    """Store hydra's `--help` page of `orbitlab <prog>`: usage, `doc`, the config groups (if
+    `groups`) and the composed config; hydra's own header would name the python module."""
+    from hydra.core.config_store import ConfigStore
+
+    usage = f"usage: orbitlab {prog} [key=value ...] [--cfg job] [--help]"
+    group_list = "== Config groups (group=option) ==\n\n$APP_CONFIG_GROUPS\n\n" if groups else ""
+    node = {
+        "app_name": f"orbitlab {prog}",
+        "header": f"{usage}\n\n{escaped(doc.strip())}\n" if doc.strip() else f"{usage}\n",
+        "footer": "--cfg job: the composed config; --hydra-help: hydra's own options\n",
+        "template": "${hydra.help.header}\n"
+        + group_list
+        + "== Config (defaults; override any key with key=value) ==\n\n$CONFIG\n"
+        + "${hydra.help.footer}",
+    }
+    ConfigStore.instance().store(group="hydra/help", name=HELP, node=node, provider="orbitlab")
+
+
+def escaped(text: str) -> str:
+    """`text` taken literally by OmegaConf (no `${...}` interpolation) and by the
+    `string.Template` that hydra fills the help template with (`$` as `$$`)."""
+    return text.replace("$", "$$").replace("${", "\\${")
+
+
+def with_override(argv: list[str], override: str) -> list[str]:
+    """`argv` with `override` beside the other overrides (hydra's parser takes them as one
+    run of positionals): before the first `key=value` item, else at the end."""
+    first = next((i for i, a in enumerate(argv) if "=" in a and not a.startswith("-")), None)
+    return [*argv[:first], override, *argv[first:]] if first is not None else [*argv, override]
 
 
 def one_line(error: BaseException) -> str:

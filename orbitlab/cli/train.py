@@ -343,7 +343,7 @@ def cli(argv: list[str], prog: str = "train") -> int:
     except UserError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
-    return run_app(prog, main, argv, "train", str(CONFIG_DIR))
+    return run_app(prog, main, argv, "train", str(CONFIG_DIR), doc=__doc__ or "")
 
 
 if __name__ == "__main__":

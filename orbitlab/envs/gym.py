@@ -136,18 +136,3 @@ def make_vector_env(
 ) -> OrbitlabVectorEnv:
     cfg = load_cfg(cfg_entry_point, num_envs=num_envs, **overrides)
     return OrbitlabVectorEnv(ManagerBasedRLEnv(cfg), as_numpy=as_numpy)
-
-
-def register_task(task: str, cfg_entry_point: str, max_episode_steps: int | None = None) -> str:
-    """Register `Orbitlab-<task>-v0` (single and vector entry points); returns the id."""
-    env_id = f"Orbitlab-{task}-v0"
-    if env_id not in gym.registry:
-        gym.register(
-            id=env_id,
-            entry_point="orbitlab.envs.gym:OrbitlabGymEnv",
-            vector_entry_point="orbitlab.envs.gym:make_vector_env",
-            kwargs={"cfg_entry_point": cfg_entry_point},
-            max_episode_steps=max_episode_steps,
-            disable_env_checker=True,
-        )
-    return env_id

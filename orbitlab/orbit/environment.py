@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import math
 
-import warp as wp
-
 from orbitlab.orbit.constants import (
     AU_KM,
     MAGNETIC_PHASE_AT_J2000_RAD,
@@ -17,6 +15,7 @@ from orbitlab.orbit.constants import (
 )
 from orbitlab.orbit.fastmath import sincos
 from orbitlab.orbit.types import CentralBody
+from orbitlab.quiet import wp  # Warp, started quietly
 
 f64 = wp.float64
 _DEG = 0.017453292519943295

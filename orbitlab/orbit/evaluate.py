@@ -9,13 +9,13 @@ positions are (..., 3) km, times (...,) s since J2000; results are float64.
 from __future__ import annotations
 
 import numpy as np
-import warp as wp
 
 from orbitlab.orbit import environment as env
 from orbitlab.orbit import gravity
 from orbitlab.orbit.constants import MU_EARTH_KM3_S2, CentralBodyCfg
 from orbitlab.orbit.propagation import rk4_propagate
 from orbitlab.orbit.types import CentralBody, central_body_struct
+from orbitlab.quiet import wp  # Warp, started quietly
 
 wp.set_module_options({"enable_backward": False})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from math import factorial
 
-import warp as wp
+from orbitlab.quiet import wp  # Warp, started quietly
 
 f64 = wp.float64
 # Taylor coefficients 1/n!, computed here in float64: an arithmetic expression

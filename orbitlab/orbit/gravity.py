@@ -5,9 +5,8 @@ One function per equation of the spec; both backends call these.
 
 from __future__ import annotations
 
-import warp as wp
-
 from orbitlab.orbit.types import CentralBody
+from orbitlab.quiet import wp  # Warp, started quietly
 
 f64 = wp.float64
 

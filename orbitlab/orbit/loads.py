@@ -5,9 +5,8 @@ Each function is one equation of the spec; both backends call them.
 
 from __future__ import annotations
 
-import warp as wp
-
 from orbitlab.orbit.constants import SOLAR_PRESSURE_N_PER_M2
+from orbitlab.quiet import wp  # Warp, started quietly
 
 f64 = wp.float64
 

@@ -5,10 +5,9 @@ Warp functions (float64, km, km/s, s) used by both backends' chief kernels.
 
 from __future__ import annotations
 
-import warp as wp
-
 from orbitlab.orbit.gravity import central_gravity_accel
 from orbitlab.orbit.types import CentralBody
+from orbitlab.quiet import wp  # Warp, started quietly
 
 f64 = wp.float64
 

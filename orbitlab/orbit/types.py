@@ -7,9 +7,9 @@ build it with `central_body_struct(cfg)`.
 from __future__ import annotations
 
 import numpy as np
-import warp as wp
 
 from orbitlab.orbit.constants import CentralBodyCfg
+from orbitlab.quiet import wp  # Warp, started quietly
 
 f64 = wp.float64
 

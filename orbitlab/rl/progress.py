@@ -5,7 +5,7 @@ training run as a whole.
   hook (`orbitlab.envs.evaluate.StepObserver`), with the count of worlds whose episode has
   ended. It draws only on a terminal (tqdm's `disable=None`) and only when tqdm is installed
   (extra `demos` / `dev`), so logs and tests stay clean.
-* `progress_bar`: the same kind of bar over any count (benchmark rows).
+* `progress_bar`: the same kind of bar over any count (benchmark rows, simulated seconds).
 * `RunClock`: the elapsed time and the ETA of the whole run across checkpoint segments
   (rsl-rl's own ETA covers the current segment only), one line per segment.
 """
@@ -17,13 +17,13 @@ import time
 from typing import Any
 
 
-def progress_bar(desc: str, total: int, unit: str = "it") -> Any:
+def progress_bar(desc: str, total: float, unit: str = "it") -> Any:
     """A tqdm bar on stderr, drawn only on a terminal; None without tqdm."""
     try:
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=int(total), desc=desc, unit=unit, disable=None, leave=False, file=sys.stderr)
+    return tqdm(total=total, desc=desc, unit=unit, disable=None, leave=False, file=sys.stderr)
 
 
 class RolloutProgress:

@@ -96,7 +96,7 @@ class Scene:
         if self.device.type == "cuda":
             # Torch writes commands that Warp's kernels and graph then read: one stream
             # (Warp's, which can be captured) orders them without host synchronization.
-            import warp as wp
+            from orbitlab.quiet import wp
 
             torch.cuda.set_stream(wp.stream_to_torch(wp.get_stream(str(self.device))))
         self.actuator_context = ActuatorContext(self.view)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import warp as wp
 
 from orbitlab.orbit.gravity import differential_gravity_accel
 from orbitlab.orbit.types import CentralBody
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sensors.base import Sensor, SensorCfg
 from orbitlab.sensors.rotations import (
     canonical,

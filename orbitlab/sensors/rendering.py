@@ -75,7 +75,8 @@ from typing import Self
 import mujoco
 import numpy as np
 import torch
-import warp as wp
+
+from orbitlab.quiet import wp  # Warp, started quietly
 
 _DISABLED = ("disable", "disabled", "off", "false", "0")
 _GLFW_NAMES = ("enable", "enabled", "on", "true", "1", "glfw", "glx", "wgl")

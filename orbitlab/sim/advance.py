@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import warp as wp
-
 from orbitlab.orbit.propagation import hermite_interpolate, rk4_propagate, rk4_propagate_from
 from orbitlab.orbit.types import CentralBody
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.records import Elements, Switches, WorldState
 
 f64 = wp.float64

@@ -28,9 +28,9 @@ from typing import Any
 
 import mujoco
 import numpy as np
-import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim import health
 from orbitlab.sim.backends import make_backend
 from orbitlab.sim.kernels import KernelLayout, loads_kernel, specialized_loads_kernel

@@ -14,7 +14,7 @@ code; the env layer terminates and resets such worlds.
 
 from __future__ import annotations
 
-import warp as wp
+from orbitlab.quiet import wp  # Warp, started quietly
 
 OK = wp.constant(0)
 NONFINITE_CHIEF = wp.constant(1)

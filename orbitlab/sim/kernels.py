@@ -33,8 +33,6 @@ import functools
 from dataclasses import field, make_dataclass
 from typing import Any
 
-import warp as wp
-
 from orbitlab.orbit.environment import (
     atmosphere_density_at_distance,
     atmosphere_density_near,
@@ -52,6 +50,7 @@ from orbitlab.orbit.gravity import (
 )
 from orbitlab.orbit.loads import drag_force, magnetic_torque, srp_force
 from orbitlab.orbit.types import CentralBody
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim import health
 from orbitlab.sim.advance import advance_world
 from orbitlab.sim.kinematics import BodyFrames, BodyIndex, fill_frames, frame_row

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 import mujoco
-import warp as wp
+
+from orbitlab.quiet import wp  # Warp, started quietly
 
 wp.set_module_options({"enable_backward": False})
 

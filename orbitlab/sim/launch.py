@@ -29,7 +29,7 @@ import os
 import queue
 import threading
 
-import warp as wp
+from orbitlab.quiet import wp  # Warp, started quietly
 
 
 def resolve_thread_count(nthread: int) -> int:

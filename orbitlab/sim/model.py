@@ -6,10 +6,10 @@ import copy
 
 import mujoco
 import numpy as np
-import warp as wp
 
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.orbit.types import CentralBody, central_body_struct
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.data import OrbitData
 from orbitlab.sim.orbit_layer import LOAD_SWITCHES, OrbitLayerCfg
 from orbitlab.sim.records import Elements, Switches

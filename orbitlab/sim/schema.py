@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import warp as wp
+from orbitlab.quiet import wp  # Warp, started quietly
 
 STATE = "state"
 """Read and advanced by the kernel (the chief, clocks, actuator states)."""

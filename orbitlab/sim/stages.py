@@ -34,8 +34,8 @@ from typing import Any
 
 import mujoco
 import numpy as np
-import warp as wp
 
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.launch import WorldLaunch
 from orbitlab.sim.records import WorldState
 

@@ -16,7 +16,8 @@ truth state as torch tensors on the simulation's device:
 from __future__ import annotations
 
 import torch
-import warp as wp
+
+from orbitlab.quiet import wp  # Warp, started quietly
 
 FRAME_FIELDS = ("Q", "com", "omega", "v_com")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from orbitlab.envs.gym import register_task as register_gym
+from orbitlab.envs.registration import register_task as register_gym
 from orbitlab.registry import entry_point, get_task, tasks
 
 for _folder in ("detumble", "pointing", "docking", "formation"):  # registers, in this order

@@ -47,6 +47,10 @@ def train(settings: TrainSettings) -> TrainResult:
         contextlib.nullcontext() if settings.verbose else contextlib.redirect_stdout(io.StringIO())
     ):
         runner = OrbitlabOnPolicyRunner(env, runner_cfg, log_dir=log_dir, device=str(env.device))
+    if not settings.verbose:
+        # rsl-rl logs the git state of its own (pip-installed, repository-less) package and
+        # prints "Could not find git repository" for it: no repositories to log instead
+        runner.logger.git_status_repos = []
     start = 0
     if settings.resume_from is not None:
         infos = runner.load(str(settings.resume_from), map_location=str(env.device)) or {}

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
-import warp as wp
 from mujoco import batch as mjbatch
+
+from orbitlab.quiet import wp  # Warp, started quietly
 
 BODY_FIELDS = {
     "xipos": wp.vec3d,

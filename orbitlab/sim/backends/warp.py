@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
-import warp as wp
 
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.backends.cpu import principal_axes_rotations
 
 BODY_FIELDS = {

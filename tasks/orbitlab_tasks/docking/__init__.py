@@ -5,21 +5,18 @@ docking geometry, `agent` the baseline's custom nodes. Registers Docking and its
 variants (the policy on the RCS force only; the policy as approach guidance).
 """
 
-from orbitlab.registry import TaskSpec, register_task
-from orbitlab_tasks.docking.docking_env_cfg import (
-    baseline_cfg,
-    env_cfg,
-    translation_env_cfg,
-    velocity_env_cfg,
-)
+from orbitlab.registry import LazyFactory, TaskSpec, register_task
+
+CFG = "orbitlab_tasks.docking.docking_env_cfg"
+"""The configs (imported on first use: `LazyFactory`)."""
 
 SUCCESS = "soft capture: probe latched, closing speed < 0.1 m/s, lateral < 5 cm, axis < 5 deg"
 
 register_task(
     TaskSpec(
         name="Docking",
-        env_cfg=env_cfg,
-        baseline_cfg=baseline_cfg,
+        env_cfg=LazyFactory(f"{CFG}:env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_docking"},
         success=SUCCESS,
         summary="chaser with 16 PWM RCS thrusters docks to a target's port from 5-30 m",
@@ -28,8 +25,8 @@ register_task(
 register_task(
     TaskSpec(
         name="Docking-Translation",
-        env_cfg=translation_env_cfg,
-        baseline_cfg=baseline_cfg,
+        env_cfg=LazyFactory(f"{CFG}:translation_env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_docking_translation"},
         success=SUCCESS,
         summary="Docking with the policy on the RCS force only (attitude held by PD)",
@@ -38,8 +35,8 @@ register_task(
 register_task(
     TaskSpec(
         name="Docking-Velocity",
-        env_cfg=velocity_env_cfg,
-        baseline_cfg=baseline_cfg,
+        env_cfg=LazyFactory(f"{CFG}:velocity_env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_docking_velocity"},
         success=SUCCESS,
         summary="Docking with the policy as approach guidance (a velocity command)",

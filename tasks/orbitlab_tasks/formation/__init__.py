@@ -1,23 +1,28 @@
 """Leader-follower formation flying (registered as Formation and two variants); see README.md."""
 
-from orbitlab.registry import TaskSpec, register_task
-from orbitlab_tasks.formation.formation_env_cfg import (
-    baseline_cfg,
-    env_cfg,
-    translation_env_cfg,
-    velocity_env_cfg,
-)
-from orbitlab_tasks.formation.multi_agent import FollowerBatchEnv, FormationMultiAgentEnv
+from orbitlab.registry import LazyFactory, TaskSpec, register_task
 
+CFG = "orbitlab_tasks.formation.formation_env_cfg"
+"""The configs (imported on first use: `LazyFactory`)."""
 __all__ = ["FollowerBatchEnv", "FormationMultiAgentEnv"]
+
+
+def __getattr__(name: str) -> object:
+    """The multi-agent envs, imported on first use (PEP 562; they load torch and MuJoCo)."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from orbitlab_tasks.formation import multi_agent
+
+    return getattr(multi_agent, name)
+
 
 SUCCESS = "scored by formation error: mean |slot error| over followers and time, m (target 0.10)"
 
 register_task(
     TaskSpec(
         name="Formation",
-        env_cfg=env_cfg,
-        baseline_cfg=baseline_cfg,
+        env_cfg=LazyFactory(f"{CFG}:env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_formation"},
         success=SUCCESS,
         summary="two followers hold slots around a moving leader (baseline: CW-LQR)",
@@ -26,8 +31,8 @@ register_task(
 register_task(
     TaskSpec(
         name="Formation-Translation",
-        env_cfg=translation_env_cfg,
-        baseline_cfg=baseline_cfg,
+        env_cfg=LazyFactory(f"{CFG}:translation_env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_formation_translation"},
         success=SUCCESS,
         summary="Formation with the policy on each follower's force only",
@@ -36,8 +41,8 @@ register_task(
 register_task(
     TaskSpec(
         name="Formation-Velocity",
-        env_cfg=velocity_env_cfg,
-        baseline_cfg=baseline_cfg,
+        env_cfg=LazyFactory(f"{CFG}:velocity_env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_formation_velocity"},
         success=SUCCESS,
         summary="Formation with the policy giving each follower's slot error rate",

@@ -13,6 +13,9 @@ PLAN_TOPIC = "plan"
 PLAN_MSG_TYPE = "OrbitlabPlanMsgPayload"
 """Message type of the plan: `time` (s, the state it starts from) and `states` (H + 1, 13)."""
 MODULE = "orbitlab_tasks.formation.bridge_study"
+PROGRESS_FILE = "sim_time.txt"
+"""The simulator's simulated time so far (s, rewritten about twice a wall second), which
+`launch.run_study` shows as a progress bar."""
 
 
 @dataclass(kw_only=True)

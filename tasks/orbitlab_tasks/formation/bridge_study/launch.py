@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from orbitlab_tasks.formation.bridge_study.config import MODULE, LinkCfg, StudyCfg
+from orbitlab_tasks.formation.bridge_study.config import MODULE, PROGRESS_FILE, LinkCfg, StudyCfg
 
 
 @dataclass
@@ -79,7 +79,8 @@ def run_study(cfg: StudyCfg, out: Path) -> StudyResult:
     on a timeout or failure the processes started here are killed (by their pid)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("endpoints.json", "sim.npz", "sim.json", "leader.json", "followers.json"):
+    old = ("endpoints.json", "sim.npz", "sim.json", "leader.json", "followers.json", PROGRESS_FILE)
+    for name in old:
         (out / name).unlink(missing_ok=True)
     env = dict(
         os.environ,
@@ -119,12 +120,7 @@ def run_study(cfg: StudyCfg, out: Path) -> StudyResult:
         )
         launch("leader", _command("leader", cfg, out, link))
         launch("followers", _command("followers", cfg, out, link))
-        for role, proc in procs.items():
-            left = cfg.run_timeout_s - (time.monotonic() - start)
-            try:
-                proc.wait(timeout=max(left, 1.0))
-            except subprocess.TimeoutExpired as error:
-                raise TimeoutError(f"{role} still running after {cfg.run_timeout_s} s") from error
+        wait_all(procs, cfg, out, start)
     finally:
         for proc in procs.values():
             if proc.poll() is None:
@@ -137,6 +133,39 @@ def run_study(cfg: StudyCfg, out: Path) -> StudyResult:
     if any(codes.values()):
         raise RuntimeError(f"a process failed: {codes}; see the logs in {out}")
     return score(out, cfg, wall, codes, commands)
+
+
+def wait_all(procs: dict[str, subprocess.Popen], cfg: StudyCfg, out: Path, start: float) -> None:
+    """Wait for every process to exit (TimeoutError after `cfg.run_timeout_s` wall s from
+    `start`), showing the simulated time so far as a progress bar on a terminal."""
+    from orbitlab.rl.progress import progress_bar
+
+    bar = progress_bar("formation over the bridge", cfg.seconds, unit="sim s")
+
+    def show() -> None:
+        if bar is not None:
+            bar.n = round(sim_time_s(out), 1)
+            bar.refresh()
+
+    try:
+        while any(proc.poll() is None for proc in procs.values()):
+            if time.monotonic() - start > cfg.run_timeout_s:
+                running = ", ".join(role for role, proc in procs.items() if proc.poll() is None)
+                raise TimeoutError(f"{running} still running after {cfg.run_timeout_s} s")
+            show()
+            time.sleep(0.2)
+        show()
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def sim_time_s(out: Path) -> float:
+    """The simulated time the simulator has reached (0 before its first report)."""
+    try:
+        return float((out / PROGRESS_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return 0.0
 
 
 def score(

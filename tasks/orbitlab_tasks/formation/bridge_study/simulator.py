@@ -13,7 +13,12 @@ from typing import Any
 import numpy as np
 
 from orbitlab_tasks.formation import geometry as geo
-from orbitlab_tasks.formation.bridge_study.config import FLYERS, PLAN_TOPIC, StudyCfg
+from orbitlab_tasks.formation.bridge_study.config import (
+    FLYERS,
+    PLAN_TOPIC,
+    PROGRESS_FILE,
+    StudyCfg,
+)
 from orbitlab_tasks.formation.bridge_study.recorder import recording_adapter_class
 
 
@@ -99,7 +104,7 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
         )
         tmp.replace(out / "endpoints.json")
         start = time.monotonic()
-        first, last = None, start
+        first, last, reported = None, start, start
         while server.stats.ticks < ticks:
             now = time.monotonic()
             limit = cfg.startup_timeout_s if first is None else cfg.step_timeout_s
@@ -111,6 +116,9 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
             if server.tick(max_wait_s=1.0):
                 last = time.monotonic()
                 first = first or last
+                if last - reported > 0.5:
+                    report_progress(out, adapter.time_s)
+                    reported = last
         loop_s = time.monotonic() - (first or start)
         server.tick(max_wait_s=cfg.linger_s)  # re-send the final state while controllers exit
         stats = asdict(server.stats)
@@ -132,4 +140,13 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
         "received": inputs,
     }
     (out / "sim.json").write_text(json.dumps(summary, indent=2))
+    report_progress(out, adapter.time_s)
     return summary
+
+
+def report_progress(out: Path, sim_time_s: float) -> None:
+    """Write the simulated time so far to `out/PROGRESS_FILE` (replaced whole, so a reader
+    never sees half a number)."""
+    tmp = out / f"{PROGRESS_FILE}.tmp"
+    tmp.write_text(f"{sim_time_s:.3f}\n")
+    tmp.replace(out / PROGRESS_FILE)
