@@ -63,6 +63,14 @@ ENV_FIELDS = ("decimation", "episode_length_s")
 """Env config fields settable from the command line (`env.<field>=...`)."""
 SCENE_FIELDS = ("timestep_s", "nthread", "torch_threads")
 """Scene fields settable from the command line (`env.scene.<field>=...`)."""
+FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
+    "decimation": (lambda v: v >= 1, ">= 1"),
+    "episode_length_s": (lambda v: v > 0.0, "> 0 s"),
+    "timestep_s": (lambda v: v > 0.0, "> 0 s"),
+    "nthread": (lambda v: v >= 0, ">= 0 (0: all cores)"),
+    "torch_threads": (lambda v: v >= 1, ">= 1"),
+}
+"""What each settable env/scene field allows beyond its type."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,6 +192,9 @@ def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]
         if not (number and float(value).is_integer()):
             raise ArgumentError(f"{path}={value!r} is invalid: expected an integer")
         value = int(value)
+    allowed_range = FIELD_RANGES.get(name)
+    if allowed_range is not None and not allowed_range[0](value):
+        raise ArgumentError(f"{path}={value!r} is invalid: must be {allowed_range[1]}")
     setattr(target, name, float(value) if isinstance(current, float) else value)
 
 

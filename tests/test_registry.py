@@ -48,3 +48,19 @@ def test_play_variant_drops_the_curriculum_and_env_overrides_apply():
 def test_unknown_env_field_is_named():
     with pytest.raises(ArgumentError, match=r"env\.bogus: not settable"):
         make_env_cfg("Pointing", 1, env={"bogus": 1})
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"episode_length_s": -1.0}, r"env\.episode_length_s=-1\.0 is invalid: must be > 0 s"),
+        ({"episode_length_s": 0.0}, r"env\.episode_length_s=0\.0 is invalid: must be > 0 s"),
+        ({"decimation": 0}, r"env\.decimation=0 is invalid: must be >= 1"),
+        ({"scene": {"timestep_s": -0.1}}, r"env\.scene\.timestep_s=-0\.1 is invalid"),
+        ({"scene": {"nthread": -2}}, r"env\.scene\.nthread=-2 is invalid: must be >= 0"),
+        ({"scene": {"torch_threads": 0}}, r"env\.scene\.torch_threads=0 is invalid: must be >= 1"),
+    ],
+)
+def test_env_values_out_of_range_are_named(override, message):
+    with pytest.raises(ArgumentError, match=message):
+        make_env_cfg("Pointing", 1, env=override)

@@ -28,6 +28,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from orbitlab.cli import ArgumentError
+from orbitlab.registry import ENV_FIELDS, FIELD_RANGES, SCENE_FIELDS
 
 Rule = Callable[[Any], str | None]
 """A range rule: None if the value is allowed, else what is allowed."""
@@ -93,6 +94,23 @@ RANGES: dict[str, Rule] = {
     "agent.hidden_dims[]": at_least(1),
     "units[]": at_least(1),
 }
+
+
+def _env_field_rule(name: str) -> Rule:
+    """A rule from `orbitlab.registry.FIELD_RANGES` (the env fields' one definition)."""
+    test, allowed = FIELD_RANGES[name]
+
+    def rule(value: Any) -> str | None:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if number and test(value) else f"must be {allowed}"
+
+    return rule
+
+
+RANGES.update({f"env.{name}": _env_field_rule(name) for name in ENV_FIELDS if name in FIELD_RANGES})
+RANGES.update(
+    {f"env.scene.{name}": _env_field_rule(name) for name in SCENE_FIELDS if name in FIELD_RANGES}
+)
 
 UNTYPED = {"resume"}
 """Keys whose default's type does not say what is allowed (their range rule does)."""
