@@ -46,7 +46,7 @@ _LAZY = {
     "SurfaceCfg": "orbitlab.sim.elements",
     "ThrusterCfg": "orbitlab.sim.elements",
     "OrbitModel": "orbitlab.sim.model",
-    "OrbitLayerCfg": "orbitlab.sim.spec",
+    "OrbitLayerCfg": "orbitlab.sim.orbit_layer",
     "SimSpec": "orbitlab.sim.spec",
 }
 """Public names imported from their module on first access (PEP 562)."""

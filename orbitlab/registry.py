@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.metadata
+import importlib.util
 import math
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from orbitlab.cli.args import ArgumentError
@@ -125,10 +130,42 @@ def register_task(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
+TASK_MODULES_VARIABLE = "ORBITLAB_TASK_MODULES"
+"""Environment variable naming more task modules to import on the first lookup: module
+names or paths of .py files, separated by commas (e.g. `examples/station_keeping.py`), so
+that `orbitlab train task=<their task>` finds a task defined outside a package."""
+ENTRY_POINT_GROUP = "orbitlab.tasks"
+"""Installed packages declaring an entry point in this group are imported on the first
+lookup (`[project.entry-points."orbitlab.tasks"] my_tasks = "my_tasks"`)."""
+_loaded: set[str] = set()
+
+
+def _import_task_module(name: str) -> None:
+    """Import a module by name, or a .py file by path (as a module named after the file)."""
+    if not name.endswith(".py"):
+        importlib.import_module(name)
+        return
+    path = Path(name).expanduser().resolve()
+    if not path.is_file():
+        raise ArgumentError(f"{TASK_MODULES_VARIABLE}: no file '{name}'")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+
+
 def _load() -> None:
-    if not _TASKS:
-        for package in TASK_PACKAGES:
-            importlib.import_module(package)
+    """Import every task source once: TASK_PACKAGES, installed entry points, then the
+    modules named by ORBITLAB_TASK_MODULES."""
+    sources = [*TASK_PACKAGES]
+    sources += [ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    extra = os.environ.get(TASK_MODULES_VARIABLE, "")
+    sources += [item.strip() for item in extra.split(",") if item.strip()]
+    for source in sources:
+        if source not in _loaded:
+            _loaded.add(source)
+            _import_task_module(source)
 
 
 def tasks() -> list[TaskSpec]:

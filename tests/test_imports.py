@@ -64,6 +64,7 @@ def test_top_level_names_resolve_lazily_to_their_modules():
         "orbitlab.sensors",
         "orbitlab.actuators",
         "orbitlab.managers",
+        "orbitlab.envs",
     ],
 )
 def test_every_public_name_of_a_package_exists(package):

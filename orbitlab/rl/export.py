@@ -213,7 +213,7 @@ def rsl_rl_source(
         wrapper = RslRlVecEnvWrapper(env)
         with _quiet():
             runner = OrbitlabOnPolicyRunner(
-                wrapper, runner_cfg_from_agent(run_cfg["agent"]), log_dir=None, device="cpu"
+                wrapper, runner_cfg_from_agent(run_cfg["agent"], env), log_dir=None, device="cpu"
             )
         runner.load(str(checkpoint), map_location="cpu")
         actor = runner.get_inference_policy(device="cpu")

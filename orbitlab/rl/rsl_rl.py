@@ -222,9 +222,12 @@ def ppo_runner_cfg(
     }
 
 
-def runner_cfg_from_agent(agent: dict[str, Any]) -> dict[str, Any]:
-    """The runner config for a `configs/agent/rsl_rl_ppo.yaml`-style mapping."""
+def runner_cfg_from_agent(agent: dict[str, Any], env: ManagerBasedRLEnv) -> dict[str, Any]:
+    """The runner config for a `configs/agent/rsl_rl_ppo.yaml`-style mapping and `env`: the
+    critic reads the env's 'critic' observation group, or 'policy' when it has none."""
+    critic = "critic" if "critic" in env.cfg.observations else "policy"
     return ppo_runner_cfg(
+        critic_groups=(critic,),
         num_steps_per_env=agent["num_steps_per_env"],
         hidden_dims=tuple(agent["hidden_dims"]),
         learning_rate=agent["learning_rate"],
@@ -241,7 +244,7 @@ def load_policy(env: ManagerBasedRLEnv, checkpoint: str, agent: dict[str, Any]):
     # rsl-rl prints the whole network on every runner built: not for an evaluation
     with contextlib.redirect_stdout(io.StringIO()):
         runner = OrbitlabOnPolicyRunner(
-            wrapper, runner_cfg_from_agent(agent), log_dir=None, device=str(env.device)
+            wrapper, runner_cfg_from_agent(agent, env), log_dir=None, device=str(env.device)
         )
     runner.load(checkpoint)
     actor = runner.get_inference_policy(device=str(env.device))

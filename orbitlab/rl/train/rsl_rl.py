@@ -38,8 +38,9 @@ def is_resumable(path: Path) -> bool:
 def train(settings: TrainSettings) -> TrainResult:
     agent = settings.agent
     total = int(agent["max_iterations"])
-    env = RslRlVecEnvWrapper(settings.make_env(seed=segment_seed(settings.seed, 0, settings.rank)))
-    runner_cfg = runner_cfg_from_agent(agent)
+    base_env = settings.make_env(seed=segment_seed(settings.seed, 0, settings.rank))
+    env = RslRlVecEnvWrapper(base_env)
+    runner_cfg = runner_cfg_from_agent(agent, base_env)
     runner_cfg["save_interval"] = NEVER
     log_dir = str(settings.run_dir) if settings.rank == 0 else None
     # rsl-rl prints the whole network when a runner is built: only under verbose=true
