@@ -17,9 +17,9 @@ torch. Warp starts quietly on its first import by an orbitlab module (`orbitlab.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from orbitlab.lazy import lazy_exports
 from orbitlab.orbit.constants import CentralBodyCfg, OrbitInit
 
 if TYPE_CHECKING:
@@ -67,14 +67,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'orbitlab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

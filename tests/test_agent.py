@@ -31,7 +31,7 @@ from orbitlab.agent import (
     mean_motion,
     riccati_map,
 )
-from orbitlab.agent.formation import MU_EARTH_KM3_S2
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2
 from orbitlab.sensors.rotations import quat_multiply
 
 F64 = torch.float64

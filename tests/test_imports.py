@@ -71,3 +71,16 @@ def test_every_public_name_of_a_package_exists(package):
     module = __import__(package, fromlist=["__all__"])
     missing = [name for name in module.__all__ if not hasattr(module, name)]
     assert module.__all__ and not missing, missing
+
+
+def test_the_bridge_studys_controller_processes_need_no_torch_mujoco_or_warp():
+    """The leader and followers of the formation bridge study (and the ROS-style nodes) build
+    their controllers (CW-LQR design, NMPC solvers) on numpy and CasADi alone."""
+    pytest.importorskip("casadi", reason="extra 'nmpc' not installed")
+    loaded = _loaded_after(
+        "from orbitlab_tasks.formation.bridge_study.leader import LeaderController\n"
+        "from orbitlab_tasks.formation.bridge_study.followers import FollowerControllers\n"
+        "import orbitlab_tasks.formation.ros_nodes\n"
+        "LeaderController(); FollowerControllers()"
+    )
+    assert not {"mujoco", "torch", "warp"} & loaded, sorted(loaded)

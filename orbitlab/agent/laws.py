@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from orbitlab.orbit.constants import MU_EARTH_KM3_S2
+
 
 def _torch(x: Any) -> bool:
     return not isinstance(x, np.ndarray | float | int)
@@ -76,3 +78,8 @@ def quaternion_pd_torque(
     if inertia is not None:
         torque = torque + _cross(rate, rate @ inertia.T)
     return scale_to_norm(torque, max_torque_nm)
+
+
+def mean_motion(semi_major_axis_km: float, mu_km3_s2: float = MU_EARTH_KM3_S2) -> float:
+    """Mean motion n = sqrt(mu / a^3) of an orbit of semi-major axis a (km), rad/s."""
+    return math.sqrt(mu_km3_s2 / semi_major_axis_km**3)

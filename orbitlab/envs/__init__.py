@@ -8,8 +8,9 @@ which this package's env imports, can import its submodules without a cycle.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from orbitlab.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from orbitlab.envs import mdp
@@ -27,6 +28,7 @@ _LAZY = {
     "register_task": "orbitlab.envs.registration",
     "Score": "orbitlab.envs.evaluate",
     "rollout": "orbitlab.envs.evaluate",
+    "mdp": "orbitlab.envs.mdp",
 }
 
 __all__ = [
@@ -42,16 +44,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name == "mdp":
-        return importlib.import_module("orbitlab.envs.mdp")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'orbitlab.envs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "mdp"})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -8,10 +8,12 @@ the kernels' tables; every error names the element and the field.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import mujoco
 import numpy as np
+
+if TYPE_CHECKING:
+    import mujoco
 
 Vec3 = tuple[float, float, float] | list[float] | np.ndarray
 
@@ -60,6 +62,8 @@ class _ElementCfg:
     """MuJoCo body the element is attached to."""
 
     def body_id(self, model: mujoco.MjModel) -> int:
+        import mujoco  # here, so that the element configs load without MuJoCo
+
         body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, self.body_name)
         if body < 0:
             raise ValueError(

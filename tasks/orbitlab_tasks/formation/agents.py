@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -36,9 +35,16 @@ from orbitlab.agent import (
     mean_motion,
 )
 from orbitlab_tasks.formation import geometry as geo
-
-CONTROL_PERIOD_S = 0.2
-"""Controller period of every agent, s (5 Hz, as in the spec)."""
+from orbitlab_tasks.formation.constants import (
+    CONTROL_PERIOD_S,
+    FOLLOWER_GAINS,
+    LEADER_GAINS,
+    SPEC_ATTITUDE_BANDWIDTH_RAD_S,
+    SPEC_Q_POS,
+    SPEC_Q_VEL,
+    SPEC_R_FORCE,
+    FlyerGains,
+)
 
 
 class SensorTapNode(Node):
@@ -146,58 +152,6 @@ class FollowerSlotNode(Node):
             "target_attitude": geo.hill_to_eci_quat(C, nav[:, 6:10]),
             "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"]),
         }
-
-
-# ------------------------------------------------------------------------- gains
-
-
-@dataclass(kw_only=True)
-class FlyerGains:
-    """One flyer's CW-LQR and quaternion-PD settings (Hill force limit per axis)."""
-
-    q_pos: float = 1.0
-    """LQR position weight, 1/m^2."""
-    q_vel: float = 1.0
-    """LQR velocity weight, s^2/m^2."""
-    r_force: float = 1.0
-    """LQR force weight, 1/N^2."""
-    max_force_n: float = 1.0
-    """Per-Hill-axis force limit, N."""
-    attitude_bandwidth_rad_s: float = 1.0
-    """Attitude PD natural frequency, rad/s (Kp = 2 J w^2 on the error's vector part,
-    Kd = 2 zeta w J with zeta = 0.9)."""
-    max_torque_nm: float = 0.3
-    """Torque norm limit, N m."""
-
-
-SPEC_Q_POS, SPEC_Q_VEL, SPEC_R_FORCE = 1.0, 30.0, 0.2
-"""The spec's NMPC stage-cost weights on position (1/m^2), velocity (s^2/m^2) and force
-(1/N^2), used here as the CW-LQR's Q and R: Kp ~ 2.1 N/m, Kd ~ 14 N s/m, poles at about
--0.19 and -0.66 rad/s (overdamped)."""
-SPEC_ATTITUDE_BANDWIDTH_RAD_S = 2.24
-"""The spec's attitude weights (Q_q = 1000 on 1 - (q . q_ref)^2 ~ 250 theta^2, Q_w = 10,
-R_tau = 100) as a continuous LQR on J theta'' = tau: Kp = sqrt(250 / 100) = 1.58 N m/rad, i.e.
-w = sqrt(Kp / J) = 2.24 rad/s."""
-
-LEADER_GAINS = FlyerGains(
-    q_pos=SPEC_Q_POS,
-    q_vel=SPEC_Q_VEL,
-    r_force=SPEC_R_FORCE,
-    max_force_n=0.4,
-    attitude_bandwidth_rad_s=0.5,
-    max_torque_nm=0.1,
-)
-"""Leader: the spec's weights, capped at 0.4 N per axis and a 0.5 rad/s, 0.1 N m attitude loop,
-so that it tours its waypoints gently (measured: 0.10 m/s and 6 deg/s at most)."""
-FOLLOWER_GAINS = FlyerGains(
-    q_pos=SPEC_Q_POS,
-    q_vel=SPEC_Q_VEL,
-    r_force=SPEC_R_FORCE,
-    max_force_n=1.5,
-    attitude_bandwidth_rad_s=SPEC_ATTITUDE_BANDWIDTH_RAD_S,
-    max_torque_nm=0.3,
-)
-"""Followers: the spec's weights with 1.5 N per Hill axis (half of 3 N) and 0.3 N m."""
 
 
 def _flyer_chain(env, entity: str, gains: FlyerGains, period_s: float) -> list[Node]:

@@ -1,4 +1,5 @@
-"""The leader-follower formation's fixed numbers and the frame helpers its terms share.
+"""The leader-follower formation's frame helpers (torch) and, re-exported from `constants`,
+its fixed numbers.
 
 Frames: ECI (world axes of the scene, origin at the chief), the chief's Hill frame H
 (x radial, y along-track, z orbit normal; `env.scene.view.hill()` gives C = ECI -> Hill) and
@@ -7,51 +8,26 @@ each spacecraft's body frame B. Quaternions are (w, x, y, z), scalar first.
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from orbitlab.agent.attitude import attitude_error
 from orbitlab.sensors.rotations import quat_from_matrix, quat_multiply, quat_to_matrix, rotate
-
-LEADER = "leader"
-"""Entity name of the scripted leader."""
-FOLLOWERS = ("follower_1", "follower_2")
-"""Entity names of the followers, in batch-row order."""
-SLOT_OFFSETS_M = {"follower_1": (-1.0, 0.3, 0.0), "follower_2": (-1.0, -0.3, 0.0)}
-"""Each follower's slot relative to the leader, Hill axes, m (the spec's formation)."""
-
-ORBIT_A_KM = 6778.0
-ORBIT_E = 0.001
-ORBIT_I_DEG = 45.0
-ORBIT_RAAN_DEG = 270.0
-ORBIT_ARGP_DEG = 90.0
-ORBIT_NU_DEG = 0.0
-"""Chief (leader's reference) orbit: the spec's elements; it starts at periapsis."""
-
-MASS_KG = 17.8
-"""Formation flyer mass, kg."""
-INERTIA_KGM2 = 0.315
-"""Formation flyer principal moment of inertia (all three axes), kg m^2."""
-
-WAYPOINT_HOLD_S = 20.0
-"""Time the leader holds each waypoint, s."""
-WAYPOINTS = (
-    ((0.0, 0.0, 0.0), 0.0),
-    ((0.0, 1.0, 0.0), 30.0),
-    ((0.5, 1.0, 0.0), 60.0),
-    ((0.5, 0.0, 0.0), 30.0),
+from orbitlab_tasks.formation.constants import (  # noqa: F401 (re-exported: the formation's numbers)
+    FOLLOWERS,
+    INERTIA_KGM2,
+    LEADER,
+    MASS_KG,
+    ORBIT_A_KM,
+    ORBIT_ARGP_DEG,
+    ORBIT_E,
+    ORBIT_I_DEG,
+    ORBIT_NU_DEG,
+    ORBIT_RAAN_DEG,
+    SLOT_OFFSETS_M,
+    WAYPOINT_HOLD_S,
+    WAYPOINTS,
+    yaw_quat,
 )
-"""Leader waypoints, cycled: (Hill position from the formation's reference point, m; yaw about
-Hill z, deg). The reference point starts at the leader's initial position and then falls freely
-(see `agents.ReferencePointNode`). The spec names no waypoints; these make a 1 m x 0.5 m planar
-loop with 30 deg turns, the scale of the ATMOS demonstration."""
-
-
-def yaw_quat(yaw_deg: float) -> tuple[float, float, float, float]:
-    """Rotation by `yaw_deg` about z, (w, x, y, z)."""
-    half = 0.5 * math.radians(yaw_deg)
-    return (math.cos(half), 0.0, 0.0, math.sin(half))
 
 
 def hill_quat(C: torch.Tensor) -> torch.Tensor:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from orbitlab.agent import AgentGraph, AllocationCfg, AllocationNode, Node, NodeCfg, mean_motion
+from orbitlab.agent import AgentGraph, AllocationCfg, AllocationNode, Node, NodeCfg
 from orbitlab.agent.attitude import attitude_error, scale_to_norm
 from orbitlab.agent.nmpc import (
     STATE_DIM,
@@ -33,32 +33,16 @@ from orbitlab.agent.nmpc import (
     FormationNmpcNode,
     FormationNmpcNodeCfg,
     NmpcCfg,
-    opposing_pairs,
 )
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
-from orbitlab.scene.catalog import FORMATION_THRUSTERS
 from orbitlab.sensors.rotations import quat_multiply, rotate
 from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation.agents import CONTROL_PERIOD_S, leader_nodes
 from orbitlab_tasks.formation.formation_env_cfg import baseline_cfg
+from orbitlab_tasks.formation.nmpc_cfg import follower_nmpc_cfg
 
 NMPC_NODE = "formation_nmpc"
 """Name of the NMPC node in the graph (`env.agent.node(NMPC_NODE)`)."""
-
-
-def follower_nmpc_cfg(**overrides: Any) -> NmpcCfg:
-    """The followers' NMPC: the spec's horizon, weights and flyer, the formation flyer's six
-    opposing thruster pairs (1.5 N each) as exact input bounds; `overrides` replace fields."""
-    cfg = NmpcCfg(
-        horizon_steps=30,
-        dt_s=CONTROL_PERIOD_S,
-        mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM),
-        mass_kg=geo.MASS_KG,
-        inertia_kgm2=(geo.INERTIA_KGM2,) * 3,
-        thruster_pairs=opposing_pairs(FORMATION_THRUSTERS),
-        pair_max_force_n=1.5,
-    )
-    return replace(cfg, **overrides)
 
 
 class LeaderPlanNode(Node):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import constants as geo
 from orbitlab_tasks.formation.ros_state import (
     chief_state,
     plan_to_poses,
@@ -176,8 +176,8 @@ class FollowerNode(_Base):
         from bsk_msgs.msg import HillRelStateMsgPayload
         from nav_msgs.msg import Path
 
-        from orbitlab.agent.nmpc import FormationNmpc
-        from orbitlab_tasks.formation.nmpc import follower_nmpc_cfg
+        from orbitlab.agent.nmpc_solver import FormationNmpc
+        from orbitlab_tasks.formation.nmpc_cfg import follower_nmpc_cfg
 
         node = _node_class()("bsk_mpc", namespace=namespace)
         self._setup(node, period_s)

@@ -1,7 +1,7 @@
 """The formation study over the ZeroMQ bridge: simulator, leader and followers as three processes.
 
     python -m orbitlab_tasks.formation.bridge_study sim --out DIR [--seconds 160 --seed 0]
-    python -m orbitlab_tasks.formation.bridge_study leader --out DIR --pub-port P --sub-port S \\
+    python -m orbitlab_tasks.formation.bridge_study leader --out DIR --pub-port P --sub-port S \
         --heartbeat-port H [--seconds 160]
     python -m orbitlab_tasks.formation.bridge_study followers --out DIR --pub-port P ...
 
@@ -40,29 +40,58 @@ commanded force (body -> ECI by its attitude), integrated over the 0.05 s physic
 Modules: `config` (settings and topic names), `simulator` and `recorder` (the sim process),
 `leader` and `followers` (the controller processes, over `clients`), `launch` (start the three,
 score the result) and `__main__` (the processes' command line). The controllers' modules import
-only numpy at module level; the leader's law is `orbitlab.agent.laws`, shared with the env's
+only numpy (tests/test_imports.py checks it); this package's names load on first access; the leader's law is `orbitlab.agent.laws`, shared with the env's
 nodes, and its frames and quaternions are `orbitlab.orbit.frames` / `orbitlab.orbit.rotations`.
 """
 
-from orbitlab_tasks.formation.bridge_study.config import (
-    FLYERS,
-    MODULE,
-    PLAN_MSG_TYPE,
-    PLAN_TOPIC,
-    LinkCfg,
-    StudyCfg,
-)
-from orbitlab_tasks.formation.bridge_study.followers import FollowerControllers, run_followers
-from orbitlab_tasks.formation.bridge_study.launch import StudyResult, run_study, score
-from orbitlab_tasks.formation.bridge_study.leader import (
-    LeaderCfg,
-    LeaderController,
-    gravity_gradient,
-    hill_frame,
-    run_leader,
-)
-from orbitlab_tasks.formation.bridge_study.recorder import recording_adapter_class
-from orbitlab_tasks.formation.bridge_study.simulator import build_scene, serve
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orbitlab.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from orbitlab_tasks.formation.bridge_study.config import (
+        FLYERS,
+        MODULE,
+        PLAN_MSG_TYPE,
+        PLAN_TOPIC,
+        LinkCfg,
+        StudyCfg,
+    )
+    from orbitlab_tasks.formation.bridge_study.followers import FollowerControllers, run_followers
+    from orbitlab_tasks.formation.bridge_study.launch import StudyResult, run_study, score
+    from orbitlab_tasks.formation.bridge_study.leader import (
+        LeaderCfg,
+        LeaderController,
+        gravity_gradient,
+        hill_frame,
+        run_leader,
+    )
+    from orbitlab_tasks.formation.bridge_study.recorder import recording_adapter_class
+    from orbitlab_tasks.formation.bridge_study.simulator import build_scene, serve
+
+_EXPORTS = {
+    "FLYERS": "orbitlab_tasks.formation.bridge_study.config",
+    "MODULE": "orbitlab_tasks.formation.bridge_study.config",
+    "PLAN_MSG_TYPE": "orbitlab_tasks.formation.bridge_study.config",
+    "PLAN_TOPIC": "orbitlab_tasks.formation.bridge_study.config",
+    "FollowerControllers": "orbitlab_tasks.formation.bridge_study.followers",
+    "LeaderCfg": "orbitlab_tasks.formation.bridge_study.leader",
+    "LeaderController": "orbitlab_tasks.formation.bridge_study.leader",
+    "LinkCfg": "orbitlab_tasks.formation.bridge_study.config",
+    "StudyCfg": "orbitlab_tasks.formation.bridge_study.config",
+    "StudyResult": "orbitlab_tasks.formation.bridge_study.launch",
+    "build_scene": "orbitlab_tasks.formation.bridge_study.simulator",
+    "gravity_gradient": "orbitlab_tasks.formation.bridge_study.leader",
+    "hill_frame": "orbitlab_tasks.formation.bridge_study.leader",
+    "recording_adapter_class": "orbitlab_tasks.formation.bridge_study.recorder",
+    "run_followers": "orbitlab_tasks.formation.bridge_study.followers",
+    "run_leader": "orbitlab_tasks.formation.bridge_study.leader",
+    "run_study": "orbitlab_tasks.formation.bridge_study.launch",
+    "score": "orbitlab_tasks.formation.bridge_study.launch",
+    "serve": "orbitlab_tasks.formation.bridge_study.simulator",
+}
 
 __all__ = [
     "FLYERS",
@@ -85,3 +114,5 @@ __all__ = [
     "score",
     "serve",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import constants as geo
 
 FLYERS = (geo.LEADER, *geo.FOLLOWERS)
 """Leader, follower_1, follower_2."""

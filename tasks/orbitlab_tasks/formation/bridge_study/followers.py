@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import constants as geo
 from orbitlab_tasks.formation.bridge_study.clients import connect, wait_tick
 from orbitlab_tasks.formation.bridge_study.config import (
     FLYERS,
@@ -29,8 +29,8 @@ class FollowerControllers:
     of the previous update shifted by one step."""
 
     def __init__(self, period_s: float = 0.2) -> None:
-        from orbitlab.agent.nmpc import FormationNmpc
-        from orbitlab_tasks.formation.nmpc import follower_nmpc_cfg
+        from orbitlab.agent.nmpc_solver import FormationNmpc
+        from orbitlab_tasks.formation.nmpc_cfg import follower_nmpc_cfg
 
         cfg = follower_nmpc_cfg(dt_s=period_s)
         self.problems = {f: FormationNmpc(cfg, geo.SLOT_OFFSETS_M[f]) for f in geo.FOLLOWERS}

@@ -17,7 +17,7 @@ from orbitlab.orbit import frames
 from orbitlab.orbit.constants import MU_EARTH_M3_S2
 from orbitlab.orbit.frames import hill_frame
 from orbitlab.orbit.rotations import attitude_error, quat_to_matrix
-from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import constants as geo
 from orbitlab_tasks.formation.bridge_study.clients import connect, wait_tick
 from orbitlab_tasks.formation.bridge_study.config import (
     PLAN_MSG_TYPE,
@@ -53,29 +53,21 @@ class LeaderController:
     reference point and its shared plan (numpy; the rollout of `nmpc.LeaderPlanNode`)."""
 
     def __init__(self, cfg: LeaderCfg | None = None) -> None:
-        from orbitlab.agent import CwLqrCfg, CwLqrNode, mean_motion
-        from orbitlab.agent.nmpc import FormationNmpc
-        from orbitlab_tasks.formation.agents import LEADER_GAINS
-        from orbitlab_tasks.formation.nmpc import follower_nmpc_cfg
+        from orbitlab.agent.cw import cw_stm, cw_zoh_input, lqr_gain, solve_dare
+        from orbitlab.agent.laws import mean_motion
+        from orbitlab.agent.nmpc_solver import FormationNmpc
+        from orbitlab_tasks.formation.constants import LEADER_GAINS
+        from orbitlab_tasks.formation.nmpc_cfg import follower_nmpc_cfg
 
         self.cfg = cfg = cfg or LeaderCfg()
         g = LEADER_GAINS
-        lqr = CwLqrNode(
-            CwLqrCfg(
-                mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM),
-                mass_kg=geo.MASS_KG,
-                q_pos=g.q_pos,
-                q_vel=g.q_vel,
-                r_force=g.r_force,
-                max_force_n=g.max_force_n,
-                period_s=cfg.period_s,
-            ),
-            "leader_lqr",
-            1,
-            cfg.physics_dt_s,
-        )
-        self.K = lqr.K.detach().cpu().numpy()
-        self.max_force = lqr.max_force.detach().cpu().numpy()
+        # the leader's CwLqrNode design (orbitlab.agent.formation), on numpy
+        n, T = mean_motion(geo.ORBIT_A_KM), cfg.period_s
+        A, B = cw_stm(n, T), cw_zoh_input(n, T, geo.MASS_KG)
+        Q = np.diag([g.q_pos] * 3 + [g.q_vel] * 3)
+        R = np.diag([g.r_force] * 3)
+        self.K = lqr_gain(solve_dare(A, B, Q, R), A, B, R)
+        self.max_force = np.full(3, g.max_force_n)
         w, J = g.attitude_bandwidth_rad_s, geo.INERTIA_KGM2
         self.kp, self.kd = 2.0 * J * w * w, 2.0 * 0.9 * w * J
         self.inertia = np.diag([J, J, J])

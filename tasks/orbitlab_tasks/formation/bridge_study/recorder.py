@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from orbitlab.orbit.rotations import mrp_to_quat
-from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import constants as geo
 from orbitlab_tasks.formation.bridge_study.config import FLYERS
 
 
