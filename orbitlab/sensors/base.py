@@ -30,6 +30,7 @@ import torch
 from orbitlab.actuators.delay import DelayLine
 from orbitlab.seeding import stream_seed
 from orbitlab.sensors.noise import gaussian, world_keys
+from orbitlab.sensors.rotations import rotate
 from orbitlab.sim.views import SimView
 
 
@@ -102,6 +103,10 @@ class Sensor:
         self.cfg, self.name, self.view, self.body = cfg, name, view, int(body_id)
         self.stream = stream
         self.mount_rotation, self.mount_pos = _mount(view, self.body, site_id)
+        self.site = int(site_id)
+        ipos = torch.as_tensor(view.mj_model.body_ipos[self.body], dtype=torch.float64)
+        self._mount_arm = self.mount_pos - ipos.to(view.device)
+        """Sensor origin from the body's COM, body axes, m (3,)."""
         owner = f"sensor '{name}'"
         self.period_steps = max(1, _steps(cfg.period_s, view.dt, owner, "period_s"))
         latency = _steps(cfg.latency_s, view.dt, owner, "latency_s")
@@ -155,17 +160,23 @@ class Sensor:
 
     # ------------------------------------------------------------- helpers
     def body_rotation(self) -> torch.Tensor:
-        """Sensor axes to world axes, (num_worlds, 3, 3)."""
-        return self.view.body_rotation(self.body) @ self.mount_rotation
+        """Sensor axes to world axes, (num_worlds, 3, 3) (once per state and mount)."""
+        if self.site < 0:  # the mount rotation is the identity
+            return self.view.body_rotation(self.body)
+        return self.view.memo(
+            ("sensor_rotation", self.body, self.site),
+            lambda: self.view.body_rotation(self.body) @ self.mount_rotation,
+        )
 
     def position_world(self) -> torch.Tensor:
-        """Sensor origin relative to the chief, world axes, m, (num_worlds, 3)."""
+        """Sensor origin relative to the chief, world axes, m, (num_worlds, 3) (once per
+        state and mount)."""
+        return self.view.memo(("sensor_position", self.body, self.site), self._position_world)
+
+    def _position_world(self) -> torch.Tensor:
         frames = self.view.frames()
         Q = frames["Q"][:, self.body]
-        ipos = torch.as_tensor(
-            self.view.mj_model.body_ipos[self.body], dtype=torch.float64, device=self.view.device
-        )
-        return frames["com"][:, self.body] + (Q @ (self.mount_pos - ipos)[:, None])[..., 0]
+        return frames["com"][:, self.body] + rotate(Q, self._mount_arm)
 
     # ----------------------------------------------------------- subclasses
     def truth(self) -> torch.Tensor:  # pragma: no cover - abstract
@@ -213,9 +224,13 @@ class Sensor:
 
     def update(self) -> None:
         """After a physics step: sample the worlds whose timer is due, then apply latency."""
-        due = (self.view.step_count % self.period_steps) == 0
-        count = int(due.sum())
-        if count == self.view.num_worlds:  # worlds in step (the usual case)
+        view = self.view
+        timer = view.memo_get(("sensor_timer", self.period_steps))
+        if timer is None:  # one timer (and host read) per state for every sensor of a period
+            due = (view.step_count % self.period_steps) == 0
+            timer = view.memo_put(("sensor_timer", self.period_steps), (due, int(due.sum())))
+        due, count = timer
+        if count == view.num_worlds:  # worlds in step (the usual case)
             self._sample(slice(None))
         elif count:
             self._sample(self.worlds[due])
