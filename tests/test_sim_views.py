@@ -10,6 +10,7 @@ import torch
 
 from orbitlab.scene import spacecraft as library
 from orbitlab.scene.scene import Scene, SceneCfg
+from orbitlab.sensors.noise import episode_hash, gaussian, gaussian_from
 from orbitlab.sensors.rotations import quat_from_matrix, quat_to_matrix
 
 
@@ -90,3 +91,22 @@ def test_a_written_result_is_recomputed():
     expected = C.clone()
     C.zero_()  # a caller that wrote into the shared result
     assert torch.equal(view.hill()[0], expected)
+
+
+def test_kept_noise_hashes_follow_resets_and_reseeds():
+    """Sensors keep each episode's noise hash across steps; a reset or reseed renews it."""
+    scene = _scene()
+    gyro = scene.sensors["chaser/gyro"]
+    view = scene.view
+
+    def expected(stream: int) -> torch.Tensor:
+        return episode_hash(gyro.noise_key, stream, view.episode)
+
+    scene.step(2)
+    assert torch.equal(gyro._episode_hash(0, slice(None)), expected(0))
+    scene.reset(torch.tensor([1, 3]))
+    assert torch.equal(gyro._episode_hash(0, slice(None)), expected(0))
+    gyro.reseed(7)
+    assert torch.equal(gyro._episode_hash(1, slice(None)), expected(1))
+    key, ep, k = gyro.noise_key, view.episode, gyro.samples
+    assert torch.equal(gaussian_from(expected(0), k, 3), gaussian(key, 0, ep, k, 3))

@@ -29,7 +29,7 @@ import torch
 
 from orbitlab.actuators.delay import DelayLine
 from orbitlab.seeding import stream_seed
-from orbitlab.sensors.noise import gaussian, world_keys
+from orbitlab.sensors.noise import episode_hash, gaussian, gaussian_from, world_keys
 from orbitlab.sensors.rotations import rotate
 from orbitlab.sim.views import SimView
 
@@ -190,16 +190,28 @@ class Sensor:
         return out
 
     # ------------------------------------------------------------------ run
+    def _episode_hash(self, stream: int, worlds: torch.Tensor | slice) -> torch.Tensor:
+        """`noise.episode_hash` of `worlds`, kept for every world until a reset or reseed
+        (a write to the episode counters or the keys: their torch version changes)."""
+        view = self.view
+        h = view.memo_while(
+            ("noise_hash", self.name, stream),
+            (id(view.episode), view.episode._version, id(self.noise_key), self.noise_key._version),
+            lambda: episode_hash(self.noise_key, stream, view.episode),
+        )
+        return h[worlds]
+
     def _noise(self, worlds: torch.Tensor | slice, walk: bool) -> torch.Tensor:
         view = self.view
-        key, ep, k = self.noise_key[worlds], view.episode[worlds], self.samples[worlds]
+        k = self.samples[worlds]
         if walk and self._has_walk:
             dt_s = self.period_steps * view.dt
-            step = gaussian(key, _BIAS_STREAM, ep, k, self.noise_dim)
+            step = gaussian_from(self._episode_hash(_BIAS_STREAM, worlds), k, self.noise_dim)
             self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
         total = self.bias + self.world_bias[worlds]
         if self._has_white:
-            total = total + self.std * gaussian(key, _WHITE_STREAM, ep, k, self.noise_dim)
+            white = gaussian_from(self._episode_hash(_WHITE_STREAM, worlds), k, self.noise_dim)
+            total = total + self.std * white
         return total
 
     def _sample(self, worlds: torch.Tensor | slice, walk: bool = True) -> None:

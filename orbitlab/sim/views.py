@@ -63,7 +63,16 @@ class SimView:
         self._frames: dict[str, torch.Tensor] | None = None
         self._free_adr: dict[int, tuple[int, int] | None] = {}
         self._memo: dict[object, tuple[object, tuple[int, ...]]] = {}
+        self._lasting: dict[object, tuple[object, tuple[int, ...]]] = {}
         self._state_sources = tuple(self.array(k) for k in ("qpos", "qvel", "R", "V"))
+
+    def memo_while(self, key: object, stamp: tuple[int, ...], compute: Callable[[], T]) -> T:
+        """`compute()` kept under `key` while `stamp` (e.g. torch version counters of its
+        inputs) stays the same; unlike `memo`, it outlives physics steps."""
+        hit = self._lasting.get(key)
+        if hit is None or hit[1] != stamp:
+            hit = self._lasting[key] = (compute(), stamp)
+        return hit[0]  # type: ignore[return-value]
 
     def _versions(self) -> tuple[int, ...]:
         """Torch version counters of the state arrays (bumped by in-place torch writes)."""
