@@ -124,8 +124,9 @@ class ThrusterGroup(ActuatorGroup):
         stuck_on = torch.where(failure == 1, high, 0.0)  # fires anyway: allocate the rest
         allocator = self.allocator()
         wrench = torch.as_tensor(wrench_body, dtype=torch.float64, device=self.ctx.device)
-        result = allocator.allocate(wrench - stuck_on @ allocator.matrix.T, limit)
-        result.achieved = result.achieved + stuck_on @ allocator.matrix.T
+        stuck_wrench = stuck_on @ allocator.matrix.T
+        result = allocator.allocate(wrench - stuck_wrench, limit)
+        result.achieved = result.achieved + stuck_wrench
         result.residual = wrench - result.achieved
         gain = self.gain[rows].clamp_min(1e-12)
         self.set_command(torch.where(limit > 0.0, result.forces / gain, 0.0), worlds)

@@ -29,7 +29,8 @@ import torch
 
 from orbitlab.actuators.delay import DelayLine
 from orbitlab.seeding import stream_seed
-from orbitlab.sensors.noise import gaussian, world_keys
+from orbitlab.sensors.noise import episode_hash, gaussian, gaussian_from, world_keys
+from orbitlab.sensors.rotations import rotate
 from orbitlab.sim.views import SimView
 
 
@@ -102,6 +103,10 @@ class Sensor:
         self.cfg, self.name, self.view, self.body = cfg, name, view, int(body_id)
         self.stream = stream
         self.mount_rotation, self.mount_pos = _mount(view, self.body, site_id)
+        self.site = int(site_id)
+        ipos = torch.as_tensor(view.mj_model.body_ipos[self.body], dtype=torch.float64)
+        self._mount_arm = self.mount_pos - ipos.to(view.device)
+        """Sensor origin from the body's COM, body axes, m (3,)."""
         owner = f"sensor '{name}'"
         self.period_steps = max(1, _steps(cfg.period_s, view.dt, owner, "period_s"))
         latency = _steps(cfg.latency_s, view.dt, owner, "latency_s")
@@ -155,17 +160,23 @@ class Sensor:
 
     # ------------------------------------------------------------- helpers
     def body_rotation(self) -> torch.Tensor:
-        """Sensor axes to world axes, (num_worlds, 3, 3)."""
-        return self.view.body_rotation(self.body) @ self.mount_rotation
+        """Sensor axes to world axes, (num_worlds, 3, 3) (once per state and mount)."""
+        if self.site < 0:  # the mount rotation is the identity
+            return self.view.body_rotation(self.body)
+        return self.view.memo(
+            ("sensor_rotation", self.body, self.site),
+            lambda: self.view.body_rotation(self.body) @ self.mount_rotation,
+        )
 
     def position_world(self) -> torch.Tensor:
-        """Sensor origin relative to the chief, world axes, m, (num_worlds, 3)."""
+        """Sensor origin relative to the chief, world axes, m, (num_worlds, 3) (once per
+        state and mount)."""
+        return self.view.memo(("sensor_position", self.body, self.site), self._position_world)
+
+    def _position_world(self) -> torch.Tensor:
         frames = self.view.frames()
         Q = frames["Q"][:, self.body]
-        ipos = torch.as_tensor(
-            self.view.mj_model.body_ipos[self.body], dtype=torch.float64, device=self.view.device
-        )
-        return frames["com"][:, self.body] + (Q @ (self.mount_pos - ipos)[:, None])[..., 0]
+        return frames["com"][:, self.body] + rotate(Q, self._mount_arm)
 
     # ----------------------------------------------------------- subclasses
     def truth(self) -> torch.Tensor:  # pragma: no cover - abstract
@@ -179,16 +190,28 @@ class Sensor:
         return out
 
     # ------------------------------------------------------------------ run
+    def _episode_hash(self, stream: int, worlds: torch.Tensor | slice) -> torch.Tensor:
+        """`noise.episode_hash` of `worlds`, kept for every world until a reset or reseed
+        (a write to the episode counters or the keys: their torch version changes)."""
+        view = self.view
+        h = view.memo_while(
+            ("noise_hash", self.name, stream),
+            (id(view.episode), view.episode._version, id(self.noise_key), self.noise_key._version),
+            lambda: episode_hash(self.noise_key, stream, view.episode),
+        )
+        return h[worlds]
+
     def _noise(self, worlds: torch.Tensor | slice, walk: bool) -> torch.Tensor:
         view = self.view
-        key, ep, k = self.noise_key[worlds], view.episode[worlds], self.samples[worlds]
+        k = self.samples[worlds]
         if walk and self._has_walk:
             dt_s = self.period_steps * view.dt
-            step = gaussian(key, _BIAS_STREAM, ep, k, self.noise_dim)
+            step = gaussian_from(self._episode_hash(_BIAS_STREAM, worlds), k, self.noise_dim)
             self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
         total = self.bias + self.world_bias[worlds]
         if self._has_white:
-            total = total + self.std * gaussian(key, _WHITE_STREAM, ep, k, self.noise_dim)
+            white = gaussian_from(self._episode_hash(_WHITE_STREAM, worlds), k, self.noise_dim)
+            total = total + self.std * white
         return total
 
     def _sample(self, worlds: torch.Tensor | slice, walk: bool = True) -> None:
@@ -213,9 +236,13 @@ class Sensor:
 
     def update(self) -> None:
         """After a physics step: sample the worlds whose timer is due, then apply latency."""
-        due = (self.view.step_count % self.period_steps) == 0
-        count = int(due.sum())
-        if count == self.view.num_worlds:  # worlds in step (the usual case)
+        view = self.view
+        timer = view.memo_get(("sensor_timer", self.period_steps))
+        if timer is None:  # one timer (and host read) per state for every sensor of a period
+            due = (view.step_count % self.period_steps) == 0
+            timer = view.memo_put(("sensor_timer", self.period_steps), (due, int(due.sum())))
+        due, count = timer
+        if count == view.num_worlds:  # worlds in step (the usual case)
             self._sample(slice(None))
         elif count:
             self._sample(self.worlds[due])

@@ -15,7 +15,6 @@ from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sensors.base import Sensor, SensorCfg
 from orbitlab.sensors.rotations import (
     canonical,
-    quat_from_matrix,
     quat_from_rotation_vector,
     quat_multiply,
     rotate_inverse,
@@ -139,7 +138,7 @@ class StarTracker(Sensor):
 
     def truth(self):
         # The body attitude: flight software removes the known mount rotation.
-        return quat_from_matrix(self.view.body_rotation(self.body))
+        return self.view.body_quaternion(self.body)
 
     def measure(self, truth, noise, worlds):
         error = quat_multiply(

@@ -58,22 +58,32 @@ class _Targeted(Sensor):
     ):
         super().__init__(cfg, name, view, body_id, stream, site_id)
         self.target = int(target_body)
+        self.target_site = int(target_site)
         self.target_rotation, self.target_pos = _mount(view, self.target, target_site)
+        ipos = torch.as_tensor(view.mj_model.body_ipos[self.target], dtype=torch.float64)
+        self._target_arm = self.target_pos - ipos.to(view.device)
 
     def target_point(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Target point position (m), velocity (m/s) relative to the chief, and its axes."""
+        """Target point position (m), velocity (m/s) relative to the chief, and its axes
+        (once per state and target point: sensors and terms on one target share it)."""
+        key = ("target_point", self.target, self.target_site)
+        return self.view.memo(key, self._target_point)
+
+    def _target_point(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         frames = self.view.frames()
         Q = frames["Q"][:, self.target]
-        ipos = torch.as_tensor(
-            self.view.mj_model.body_ipos[self.target], dtype=torch.float64, device=self.view.device
-        )
-        arm = rotate(Q, (self.target_pos - ipos).expand(Q.shape[0], 3))
+        arm = rotate(Q, self._target_arm)
         omega = frames["omega"][:, self.target]
         pos = frames["com"][:, self.target] + arm
         vel = frames["v_com"][:, self.target] + torch.cross(omega, arm, dim=-1)
         return pos, vel, Q @ self.target_rotation
 
     def own_point(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The sensor point's position (m) and velocity (m/s) relative to the chief, world
+        axes (once per state and mount)."""
+        return self.view.memo(("own_point", self.body, self.site), self._own_point)
+
+    def _own_point(self) -> tuple[torch.Tensor, torch.Tensor]:
         frames = self.view.frames()
         r = self.position_world()
         omega = frames["omega"][:, self.body]

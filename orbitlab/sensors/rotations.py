@@ -6,50 +6,25 @@ import torch
 
 
 def quat_from_matrix(Q: torch.Tensor) -> torch.Tensor:
-    """Unit quaternions (..., 4) with w >= 0 from rotation matrices (..., 3, 3)."""
-    m = Q
-    trace = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
+    """Unit quaternions (..., 4) with w >= 0 from rotation matrices (..., 3, 3).
+
+    The four candidates (each 4 x one quaternion component times the quaternion) form a
+    symmetric 4 x 4 matrix: its ten distinct entries are computed once and stacked once.
+    """
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = Q.flatten(-2).unbind(-1)
+    trace = m00 + m11 + m22
+    a01, a02, a03 = m21 - m12, m02 - m20, m10 - m01  # w-row: 4 w (x, y, z)
+    s12, s13, s23 = m01 + m10, m02 + m20, m12 + m21  # 4 x y, 4 x z, 4 y z
+    one_minus = 1 - m00
     candidates = torch.stack(
         [
-            torch.stack(
-                [
-                    1 + trace,
-                    m[..., 2, 1] - m[..., 1, 2],
-                    m[..., 0, 2] - m[..., 2, 0],
-                    m[..., 1, 0] - m[..., 0, 1],
-                ],
-                -1,
-            ),
-            torch.stack(
-                [
-                    m[..., 2, 1] - m[..., 1, 2],
-                    1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2],
-                    m[..., 0, 1] + m[..., 1, 0],
-                    m[..., 0, 2] + m[..., 2, 0],
-                ],
-                -1,
-            ),
-            torch.stack(
-                [
-                    m[..., 0, 2] - m[..., 2, 0],
-                    m[..., 0, 1] + m[..., 1, 0],
-                    1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2],
-                    m[..., 1, 2] + m[..., 2, 1],
-                ],
-                -1,
-            ),
-            torch.stack(
-                [
-                    m[..., 1, 0] - m[..., 0, 1],
-                    m[..., 0, 2] + m[..., 2, 0],
-                    m[..., 1, 2] + m[..., 2, 1],
-                    1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2],
-                ],
-                -1,
-            ),
+            1 + trace, a01, a02, a03,
+            a01, 1 + m00 - m11 - m22, s12, s13,
+            a02, s12, one_minus + m11 - m22, s23,
+            a03, s13, s23, one_minus - m11 + m22,
         ],
-        -2,
-    )
+        -1,
+    ).unflatten(-1, (4, 4))  # fmt: skip
     # Pick the best-conditioned candidate (largest norm) per rotation.
     best = torch.linalg.vector_norm(candidates, dim=-1).argmax(-1)
     q = torch.gather(candidates, -2, best[..., None, None].expand(*best.shape, 1, 4))[..., 0, :]
@@ -123,10 +98,20 @@ def quat_angle(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def rotate(Q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Q @ v for matrices (..., 3, 3) and vectors (..., 3)."""
-    return (Q @ v[..., None])[..., 0]
+    """Q @ v for matrices (..., 3, 3) and vectors (..., 3).
+
+    Written out as Q[:, 0] v0 + Q[:, 1] v1 + Q[:, 2] v2 (columns times components): the
+    same roundings as the batched matmul (no fused multiply-add for 3 terms on the CPU),
+    at a third of its cost on (4096, 3, 3) batches, where matmul's per-matrix overhead
+    dominates."""
+    return Q[..., 0] * v[..., None, 0] + Q[..., 1] * v[..., None, 1] + Q[..., 2] * v[..., None, 2]
 
 
 def rotate_inverse(Q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Q^T @ v for matrices (..., 3, 3) and vectors (..., 3)."""
-    return (Q.transpose(-1, -2) @ v[..., None])[..., 0]
+    """Q^T @ v for matrices (..., 3, 3) and vectors (..., 3) (rows times components, as
+    `rotate`)."""
+    return (
+        Q[..., 0, :] * v[..., None, 0]
+        + Q[..., 1, :] * v[..., None, 1]
+        + Q[..., 2, :] * v[..., None, 2]
+    )

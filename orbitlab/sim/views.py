@@ -9,17 +9,42 @@ truth state as torch tensors on the simulation's device:
   (call `invalidate()` after the state changes: the scene does so after each
   step and reset);
 * `hill()`: each chief's Hill frame (rotation ECI -> Hill, and its rate);
+* `memo(key, compute)`: any other quantity of the current state, computed once and
+  shared by every sensor, actuator and term that asks for it.
+
+Staleness: everything derived (frames, Hill frame, body rotations, memos) is computed at
+most once per state. A state is ended by `invalidate()` (the scene calls it after every
+physics step, reset and state edit) and, as a safety net, by any in-place torch write to
+the arrays a quantity is derived from (qpos, qvel, R, V: their torch version counters,
+which every view of an array shares) or to a returned tensor itself. Writes that bypass
+torch (MuJoCo, Warp, numpy) are seen only through `invalidate()`. Returned tensors are
+shared: treat them as read-only.
 * per-world counters `step_count` (physics steps since the world's last reset)
   and `episode` (resets so far), which drive the sensors' timers and noise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import torch
 
 from orbitlab.quiet import wp  # Warp, started quietly
 
 FRAME_FIELDS = ("Q", "com", "omega", "v_com")
+T = TypeVar("T")
+
+
+def _versions(value: object) -> tuple[int, ...]:
+    """Version counters of a memoised value's tensors (a tensor, or a tuple/dict of them)."""
+    if isinstance(value, torch.Tensor):
+        return (value._version,)
+    if isinstance(value, dict):
+        value = tuple(value.values())
+    if isinstance(value, tuple):
+        return tuple(v._version for v in value if isinstance(v, torch.Tensor))
+    return ()
 
 
 class SimView:
@@ -38,7 +63,39 @@ class SimView:
         """Number of resets of each world."""
         self._frames: dict[str, torch.Tensor] | None = None
         self._free_adr: dict[int, tuple[int, int] | None] = {}
-        self._fresh = False
+        self._memo: dict[object, tuple[object, tuple[int, ...]]] = {}
+        self._lasting: dict[object, tuple[object, tuple[int, ...]]] = {}
+        self._state_sources = tuple(self.array(k) for k in ("qpos", "qvel", "R", "V"))
+
+    def memo_while(self, key: object, stamp: tuple[int, ...], compute: Callable[[], T]) -> T:
+        """`compute()` kept under `key` while `stamp` (e.g. torch version counters of its
+        inputs) stays the same; unlike `memo`, it outlives physics steps."""
+        hit = self._lasting.get(key)
+        if hit is None or hit[1] != stamp:
+            hit = self._lasting[key] = (compute(), stamp)
+        return hit[0]  # type: ignore[return-value]
+
+    def _versions(self) -> tuple[int, ...]:
+        """Torch version counters of the state arrays (bumped by in-place torch writes)."""
+        return tuple(t._version for t in self._state_sources)
+
+    def memo(self, key: object, compute: Callable[[], T]) -> T:
+        """`compute()` once per state under `key` (see the module docstring on staleness);
+        the result (a tensor or a tuple of tensors) is shared: do not write to it."""
+        value = self.memo_get(key)
+        return self.memo_put(key, compute()) if value is None else value
+
+    def memo_get(self, key: object) -> Any:
+        """The value memoised under `key` for the current state, else None."""
+        hit = self._memo.get(key)
+        if hit is not None and hit[1] == self._versions() + _versions(hit[0]):
+            return hit[0]
+        return None
+
+    def memo_put(self, key: object, value: T) -> T:
+        """Memoise `value` (not None) under `key` for the current state; returns it."""
+        self._memo[key] = (value, self._versions() + _versions(value))
+        return value
 
     def array(self, name: str) -> torch.Tensor:
         """A live torch view of an orbit-layer array or an MjData field, (num_worlds, ...)."""
@@ -48,13 +105,13 @@ class SimView:
 
     def frames(self) -> dict[str, torch.Tensor]:
         """Q (N, nbody, 3, 3) body to world; com (m), omega (rad/s), v_com (m/s): (N, nbody, 3)."""
-        views = self._frames
-        if views is None or not self._fresh:
-            frames = self.data.body_frames()  # recomputed in place: the torch views stay valid
-            if views is None:
-                views = self._frames = {k: wp.to_torch(getattr(frames, k)) for k in FRAME_FIELDS}
-            self._fresh = True
-        return views
+        return self.memo("frames", self._compute_frames)
+
+    def _compute_frames(self) -> dict[str, torch.Tensor]:
+        frames = self.data.body_frames()  # recomputed in place: the torch views stay valid
+        if self._frames is None:
+            self._frames = {k: wp.to_torch(getattr(frames, k)) for k in FRAME_FIELDS}
+        return self._frames
 
     def _free(self, body: int) -> tuple[int, int] | None:
         """(qpos address, dof address) of a free root body's joint, else None (cached)."""
@@ -69,11 +126,23 @@ class SimView:
 
     def body_rotation(self, body: int) -> torch.Tensor:
         """Body-to-world rotation (N, 3, 3). A free root body's comes straight from its
-        qpos quaternion (always current, no kernel launch); others from `frames()`."""
+        qpos quaternion (no kernel launch; once per state); others from `frames()`."""
         adr = self._free(body)
         if adr is None:
             return self.frames()["Q"][:, body]
-        q = self.array("qpos")[:, adr[0] + 3 : adr[0] + 7].to(torch.float64)
+        return self.memo(("body_rotation", body), lambda: self._qpos_rotation(adr[0]))
+
+    def body_quaternion(self, body: int) -> torch.Tensor:
+        """Body-to-world quaternion (w, x, y, z), w >= 0, (N, 4): `quat_from_matrix` of
+        `body_rotation(body)`, once per state."""
+        from orbitlab.sensors.rotations import quat_from_matrix
+
+        return self.memo(
+            ("body_quaternion", body), lambda: quat_from_matrix(self.body_rotation(body))
+        )
+
+    def _qpos_rotation(self, qpos_adr: int) -> torch.Tensor:
+        q = self.array("qpos")[:, qpos_adr + 3 : qpos_adr + 7].to(torch.float64)
         q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
         w, x, y, z = q.unbind(-1)
         return torch.stack(
@@ -100,12 +169,16 @@ class SimView:
         return self.array("qvel")[:, adr[1] + 3 : adr[1] + 6].to(torch.float64)
 
     def invalidate(self) -> None:
-        """Mark the cached frames stale (the state has changed)."""
-        self._fresh = False
+        """End the current state: every cached frame and memo is recomputed when next asked."""
+        self._memo.clear()
 
     def hill(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(C_LI (N, 3, 3), omega (N, 3)): ECI -> Hill rotation (rows x radial, y along-track,
-        z orbit normal) and the frame's ECI angular velocity (R x V) / |R|^2, rad/s."""
+        z orbit normal) and the frame's ECI angular velocity (R x V) / |R|^2, rad/s; once
+        per state."""
+        return self.memo("hill", self._compute_hill)
+
+    def _compute_hill(self) -> tuple[torch.Tensor, torch.Tensor]:
         R, V = self.array("R"), self.array("V")
         h = torch.cross(R, V, dim=-1)
         x = R / torch.linalg.vector_norm(R, dim=-1, keepdim=True)
