@@ -28,6 +28,7 @@ from orbitlab.actuators.delay import DelayLine
 
 if TYPE_CHECKING:
     from orbitlab.actuators.context import ActuatorContext
+    from orbitlab.scene.scene import Scene
 
 STUCK_OFF, NOMINAL, STUCK_ON = -1, 0, 1
 
@@ -63,6 +64,8 @@ class FailureCfg:
 class ActuatorGroupCfg:
     """Settings shared by every actuator group."""
 
+    class_type: type
+    """The `ActuatorGroup` subclass the scene builds from this config, with its `from_scene`."""
     elements: list[str] | None = None
     """Names of the entity's elements this group drives (None: all of its kind)."""
     latency_steps: int = 0
@@ -106,6 +109,30 @@ class ActuatorGroup:
     """Element kind in the physics layer ('thrusters', 'wheels', ...)."""
     array_name: ClassVar[str] = ""
     """OrbitData actuator array the output goes to ('thruster_force', ...)."""
+
+    @classmethod
+    def from_scene(
+        cls,
+        cfg: ActuatorGroupCfg,
+        name: str,
+        scene: Scene,
+        entity: str,
+        index: dict[str, dict[str, int]],
+    ):
+        """Build the group `name` of `entity` from `cfg`: the entity's elements of this
+        group's kind that `cfg.elements` names (None: all of them); `index` maps each kind's
+        element names (without the entity prefix) to their ids in the physics layer."""
+        names = index[cls.kind]
+        selected = list(names) if cfg.elements is None else list(cfg.elements)
+        missing = [n for n in selected if n not in names]
+        if missing:
+            raise ValueError(
+                f"actuator group '{name}': no {cls.kind} named {missing} on "
+                f"entity '{entity}' (it has: {', '.join(names) or 'none'})"
+            )
+        if not selected:
+            raise ValueError(f"actuator group '{name}': entity '{entity}' has no {cls.kind}")
+        return cls(cfg, name, scene.actuator_context, [names[n] for n in selected])
 
     def __init__(
         self, cfg: ActuatorGroupCfg, name: str, ctx: ActuatorContext, element_ids: list[int]

@@ -16,14 +16,27 @@ import torch
 from orbitlab.actuators.base import ActuatorGroup, ActuatorGroupCfg
 
 
-@dataclass(kw_only=True)
-class MujocoActuatorGroupCfg(ActuatorGroupCfg):
-    """A group of the MJCF's actuators, named in `elements` (None: all of the entity's)."""
-
-
 class MujocoActuatorGroup(ActuatorGroup):
     kind = "mujoco"
     array_name = "ctrl"
+
+    @classmethod
+    def from_scene(cls, cfg, name, scene, entity, index):
+        """The entity's MJCF actuators that `cfg.elements` names (None: all of them)."""
+        m = scene.mj_model
+        own = {
+            m.actuator(i).name.removeprefix(f"{entity}/"): i
+            for i in range(m.nu)
+            if m.actuator(i).name.startswith(f"{entity}/")
+        }
+        selected = list(own) if cfg.elements is None else list(cfg.elements)
+        missing = [n for n in selected if n not in own]
+        if missing or not selected:
+            raise ValueError(
+                f"actuator group '{name}': no MJCF actuators named {missing or 'any'} "
+                f"on entity '{entity}' (it has: {', '.join(own) or 'none'})"
+            )
+        return cls(cfg, name, scene.actuator_context, [own[n] for n in selected])
 
     def __init__(self, cfg, name, ctx, actuator_ids: list[int]):
         m = ctx.data.model.mj_model
@@ -39,3 +52,11 @@ class MujocoActuatorGroup(ActuatorGroup):
     def write(self, output):
         ctrl = self.ctx.array("ctrl")
         ctrl[:, self.ids] = output.to(ctrl.dtype)
+
+
+@dataclass(kw_only=True)
+class MujocoActuatorGroupCfg(ActuatorGroupCfg):
+    """A group of the MJCF's actuators, named in `elements` (None: all of the entity's)."""
+
+    class_type: type = MujocoActuatorGroup
+    """The class the scene builds from this config (`MujocoActuatorGroup.from_scene`)."""

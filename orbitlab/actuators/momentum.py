@@ -22,26 +22,6 @@ from orbitlab.actuators.base import ActuatorGroup, ActuatorGroupCfg
 from orbitlab.actuators.misalignment import rotate_small
 
 
-@dataclass(kw_only=True)
-class ReactionWheelGroupCfg(ActuatorGroupCfg):
-    """Reaction wheel group: commands are motor torques, N m."""
-
-    viscous_nms: float = 0.0
-    """Viscous friction coefficient, N m s/rad."""
-    coulomb_nm: float = 0.0
-    """Coulomb friction torque, N m."""
-
-
-@dataclass(kw_only=True)
-class MagnetorquerGroupCfg(ActuatorGroupCfg):
-    """Magnetorquer group: commands are dipoles, A m^2."""
-
-
-@dataclass(kw_only=True)
-class ControlMomentGyroGroupCfg(ActuatorGroupCfg):
-    """CMG group: commands are gimbal rates, rad/s."""
-
-
 def symmetric_limits(rows: list[dict], key: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(-limit, +limit) per element from each element row's `key`."""
     limit = torch.tensor([r[key] for r in rows], dtype=torch.float64)
@@ -124,6 +104,19 @@ class ReactionWheelGroup(_AxisGroup):
             self.add_torque(-output[..., None] * self.axes_world(self.axis_error))
 
 
+@dataclass(kw_only=True)
+class ReactionWheelGroupCfg(ActuatorGroupCfg):
+    """Reaction wheel group: commands are motor torques, N m."""
+
+    class_type: type = ReactionWheelGroup
+    """The class the scene builds from this config (`ReactionWheelGroup.from_scene`)."""
+
+    viscous_nms: float = 0.0
+    """Viscous friction coefficient, N m s/rad."""
+    coulomb_nm: float = 0.0
+    """Coulomb friction torque, N m."""
+
+
 class MagnetorquerGroup(_AxisGroup):
     kind = "magnetorquers"
     array_name = "mtq_dipole"
@@ -138,6 +131,14 @@ class MagnetorquerGroup(_AxisGroup):
             field = self.ctx.array("mag_field_eci")[:, None, :]
             dm = output[..., None] * self.axes_world(self.axis_error)
             self.add_torque(torch.cross(dm, field.expand_as(dm), dim=-1))
+
+
+@dataclass(kw_only=True)
+class MagnetorquerGroupCfg(ActuatorGroupCfg):
+    """Magnetorquer group: commands are dipoles, A m^2."""
+
+    class_type: type = MagnetorquerGroup
+    """The class the scene builds from this config (`MagnetorquerGroup.from_scene`)."""
 
 
 class ControlMomentGyroGroup(ActuatorGroup):
@@ -156,3 +157,11 @@ class ControlMomentGyroGroup(ActuatorGroup):
 
     def limits(self):
         return symmetric_limits(self._rows, "max_rate")
+
+
+@dataclass(kw_only=True)
+class ControlMomentGyroGroupCfg(ActuatorGroupCfg):
+    """CMG group: commands are gimbal rates, rad/s."""
+
+    class_type: type = ControlMomentGyroGroup
+    """The class the scene builds from this config (`ControlMomentGyroGroup.from_scene`)."""

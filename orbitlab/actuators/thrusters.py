@@ -24,22 +24,6 @@ from orbitlab.actuators.base import ActuatorGroup, ActuatorGroupCfg
 from orbitlab.actuators.misalignment import rotate_small
 
 
-@dataclass(kw_only=True)
-class ThrusterGroupCfg(ActuatorGroupCfg):
-    """Thruster group: commands are forces, N."""
-
-    mode: Literal["pwm", "schmitt", "continuous"] = "pwm"
-    """Valve model (see the module docstring)."""
-    pwm_period_s: float = 0.1
-    """PWM period T, s (10 Hz by default); a whole number of physics steps."""
-    min_on_time_s: float = 0.001
-    """Minimum valve on-time, s; shorter pulses are dropped."""
-    schmitt_on: float = 0.5
-    """Schmitt trigger: opens above this fraction of the maximum force."""
-    schmitt_off: float = 0.25
-    """Schmitt trigger: closes below this fraction of the maximum force."""
-
-
 class ThrusterGroup(ActuatorGroup):
     """PWM / Schmitt-trigger thrusters writing `thruster_force`."""
 
@@ -190,3 +174,22 @@ class ThrusterGroup(ActuatorGroup):
         df = (Q @ df_body[..., None])[..., 0]
         dtau = (Q @ dtau_body[..., None])[..., 0]
         self.ctx.add_wrench(self.bodies, torch.cat([df, dtau], dim=-1))
+
+
+@dataclass(kw_only=True)
+class ThrusterGroupCfg(ActuatorGroupCfg):
+    """Thruster group: commands are forces, N."""
+
+    class_type: type = ThrusterGroup
+    """The class the scene builds from this config (`ThrusterGroup.from_scene`)."""
+
+    mode: Literal["pwm", "schmitt", "continuous"] = "pwm"
+    """Valve model (see the module docstring)."""
+    pwm_period_s: float = 0.1
+    """PWM period T, s (10 Hz by default); a whole number of physics steps."""
+    min_on_time_s: float = 0.001
+    """Minimum valve on-time, s; shorter pulses are dropped."""
+    schmitt_on: float = 0.5
+    """Schmitt trigger: opens above this fraction of the maximum force."""
+    schmitt_off: float = 0.25
+    """Schmitt trigger: closes below this fraction of the maximum force."""

@@ -10,25 +10,17 @@ import torch
 from orbitlab.actuators.base import ActuatorGroup, ActuatorGroupCfg
 
 
-@dataclass(kw_only=True)
-class WrenchGroupCfg(ActuatorGroupCfg):
-    """Ideal wrench: commands are [force N (3), torque N m (3)] about the body's COM."""
-
-    body: str = ""
-    """Body of the entity the wrench acts on ('' : the entity's root body)."""
-    frame: Literal["body", "world"] = "body"
-    """Axes the command is expressed in."""
-    max_force_n: float = 1.0
-    """Per-axis force limit, N."""
-    max_torque_nm: float = 0.1
-    """Per-axis torque limit, N m."""
-
-
 class WrenchGroup(ActuatorGroup):
     """Six 'elements' (force x, y, z, torque x, y, z) on one body, applied via xfrc."""
 
     kind = "wrench"
     cfg: WrenchGroupCfg
+
+    @classmethod
+    def from_scene(cls, cfg, name, scene, entity, index):
+        """The wrench acts on `cfg.body` of the entity ('' : its root body)."""
+        body = scene.body_id(f"{entity}/{cfg.body}" if cfg.body else entity)
+        return cls(cfg, name, scene.actuator_context, body)
 
     def __init__(self, cfg: WrenchGroupCfg, name, ctx, body_id: int):
         if cfg.frame not in ("body", "world"):
@@ -56,3 +48,20 @@ class WrenchGroup(ActuatorGroup):
                 [(Q @ output[:, :3, None])[..., 0], (Q @ output[:, 3:, None])[..., 0]], dim=-1
             )
         self.ctx.add_wrench(self.body, output)
+
+
+@dataclass(kw_only=True)
+class WrenchGroupCfg(ActuatorGroupCfg):
+    """Ideal wrench: commands are [force N (3), torque N m (3)] about the body's COM."""
+
+    class_type: type = WrenchGroup
+    """The class the scene builds from this config (`WrenchGroup.from_scene`)."""
+
+    body: str = ""
+    """Body of the entity the wrench acts on ('' : the entity's root body)."""
+    frame: Literal["body", "world"] = "body"
+    """Axes the command is expressed in."""
+    max_force_n: float = 1.0
+    """Per-axis force limit, N."""
+    max_torque_nm: float = 0.1
+    """Per-axis torque limit, N m."""

@@ -26,7 +26,6 @@ from orbitlab.orbit.constants import OrbitInit
 from orbitlab.scene.compile import assemble
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, SpacecraftCfg
 from orbitlab.scene.handles import EntityHandle, MarkerHandle
-from orbitlab.scene.registry import make_actuator, make_sensor
 from orbitlab.sensors.base import Sensor
 from orbitlab.sim.spec import OrbitLayerCfg, SimSpec
 from orbitlab.sim.views import SimView
@@ -117,10 +116,13 @@ class Scene:
     ) -> None:
         for group_name, group_cfg in entity.actuators.items():
             key = f"{name}/{group_name}"
-            self.actuators[key] = make_actuator(group_cfg, key, self, name, index)
+            self.actuators[key] = group_cfg.class_type.from_scene(group_cfg, key, self, name, index)
         for sensor_name, sensor_cfg in entity.sensors.items():
             key = f"{name}/{sensor_name}"
-            self.sensors[key] = make_sensor(sensor_cfg, key, self, name, len(self.sensors))
+            stream = len(self.sensors)
+            self.sensors[key] = sensor_cfg.class_type.from_scene(
+                sensor_cfg, key, self, name, stream
+            )
 
     # ------------------------------------------------------------ simulation
     @property

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
@@ -33,11 +33,16 @@ from orbitlab.sensors.noise import episode_hash, gaussian, gaussian_from, world_
 from orbitlab.sensors.rotations import rotate
 from orbitlab.sim.views import SimView
 
+if TYPE_CHECKING:
+    from orbitlab.scene.scene import Scene
+
 
 @dataclass(kw_only=True)
 class SensorCfg:
     """Timing and noise shared by every sensor. Units are the sensor's own."""
 
+    class_type: type
+    """The `Sensor` subclass the scene builds from this config, with its `from_scene`."""
     body: str = ""
     """Body of the owning entity the sensor is fixed to ('' : the entity's root body)."""
     site: str = ""
@@ -96,6 +101,25 @@ class Sensor:
     dim: ClassVar[int] = 0
     noisy: ClassVar[slice] = slice(None)
     """Components that receive noise and bias (e.g. not a validity flag)."""
+
+    @classmethod
+    def from_scene(cls, cfg: SensorCfg, name: str, scene: Scene, entity: str, stream: int):
+        """Build the sensor `name` of `entity` from `cfg`: its site and body are named
+        relative to the entity (a site alone fixes the sensor to the site's body; neither:
+        the entity's root body); `stream` numbers the scene's sensors for their noise keys."""
+        site = scene.site_id(f"{entity}/{cfg.site}") if cfg.site else -1
+        if cfg.body:
+            body = scene.body_id(f"{entity}/{cfg.body}")
+        elif site >= 0:
+            body = int(scene.mj_model.site_bodyid[site])
+        else:
+            body = scene.body_id(entity)
+        return cls(cfg, name, scene.view, body, stream, site, **cls.scene_targets(cfg, name, scene))
+
+    @classmethod
+    def scene_targets(cls, cfg: SensorCfg, name: str, scene: Scene) -> dict[str, int]:
+        """Extra ids a sensor kind needs from the scene (targeted sensors: the target's)."""
+        return {}
 
     def __init__(
         self, cfg: SensorCfg, name: str, view: SimView, body_id: int, stream: int, site_id: int = -1

@@ -19,27 +19,13 @@ from orbitlab.sensors.rendering import CameraRenderer
 from orbitlab.sim.views import SimView
 
 
-@dataclass(kw_only=True)
-class CameraCfg(SensorCfg):
-    """Camera: `value["rgb"]` (N, H, W, 3) uint8 and `value["depth"]` (N, H, W) float32, m."""
-
-    camera: str = "nav_cam"
-    """MJCF camera of the entity."""
-    width: int = 64
-    """Image width, px."""
-    height: int = 64
-    """Image height, px."""
-    rgb: bool = True
-    """Render colour."""
-    depth: bool = True
-    """Render depth (distance along the optical axis, m)."""
-    engine: str | None = None
-    """'opengl' or 'warp' (None: the backend's default, see `rendering.py`)."""
-    period_s: float = 0.1
-
-
 class Camera:
     """Timer-driven images of every world, held between updates."""
+
+    @classmethod
+    def from_scene(cls, cfg, name, scene, entity, stream):
+        """The camera `cfg.camera` of the entity's MJCF."""
+        return cls(cfg, name, scene.view, f"{entity}/{cfg.camera}")
 
     def __init__(self, cfg: CameraCfg, name: str, view: SimView, camera: str):
         owner = f"sensor '{name}'"
@@ -88,3 +74,25 @@ class Camera:
 
     def close(self) -> None:
         self.renderer.close()
+
+
+@dataclass(kw_only=True)
+class CameraCfg(SensorCfg):
+    """Camera: `value["rgb"]` (N, H, W, 3) uint8 and `value["depth"]` (N, H, W) float32, m."""
+
+    class_type: type = Camera
+    """The class the scene builds from this config (`Camera.from_scene`)."""
+
+    camera: str = "nav_cam"
+    """MJCF camera of the entity."""
+    width: int = 64
+    """Image width, px."""
+    height: int = 64
+    """Image height, px."""
+    rgb: bool = True
+    """Render colour."""
+    depth: bool = True
+    """Render depth (distance along the optical axis, m)."""
+    engine: str | None = None
+    """'opengl' or 'warp' (None: the backend's default, see `rendering.py`)."""
+    period_s: float = 0.1

@@ -21,17 +21,20 @@ from orbitlab.sensors.rotations import (
 )
 
 
-@dataclass(kw_only=True)
-class GyroCfg(SensorCfg):
-    """Rate gyro: angular velocity of the body in sensor axes, rad/s (3)."""
-
-
 class Gyro(Sensor):
     dim = 3
 
     def truth(self):
         omega_body = self.view.body_angular_velocity(self.body)
         return omega_body @ self.mount_rotation  # mount^T omega, row-wise
+
+
+@dataclass(kw_only=True)
+class GyroCfg(SensorCfg):
+    """Rate gyro: angular velocity of the body in sensor axes, rad/s (3)."""
+
+    class_type: type = Gyro
+    """The class the scene builds from this config (`Gyro.from_scene`)."""
 
 
 @wp.kernel
@@ -47,16 +50,6 @@ def _gravity_difference_kernel(
     w, k = wp.tid()
     delta = wp.float64(1.0e-3) * com[w, bodies[k]]
     out[w, k] = wp.float64(1.0e3) * differential_gravity_accel(body, use_j2, R[w], delta)
-
-
-@dataclass(kw_only=True)
-class AccelerometerCfg(SensorCfg):
-    """Accelerometer: non-gravitational specific force at the body COM, sensor axes, m/s^2 (3).
-
-    Free root bodies only: a = a_com (MuJoCo frame) + a_feedback (chief's
-    non-gravitational acceleration) - [g(R + r) - g(R)], which equals thrust,
-    drag, SRP, contact and user forces over the body's mass.
-    """
 
 
 class Accelerometer(Sensor):
@@ -114,17 +107,16 @@ class Accelerometer(Sensor):
 
 
 @dataclass(kw_only=True)
-class StarTrackerCfg(SensorCfg):
-    """Star tracker: attitude quaternion (w, x, y, z) of the BODY frame to ECI (4).
+class AccelerometerCfg(SensorCfg):
+    """Accelerometer: non-gravitational specific force at the body COM, sensor axes, m/s^2 (3).
 
-    The known mount rotation (the site) is removed, as flight software does; what
-    remains are errors: `std` and `bias_std` are small-angle rotations per body
-    axis, rad (3 values or one), and `misalignment_rad` is an unknown fixed mounting
-    error (rotation vector, body axes).
+    Free root bodies only: a = a_com (MuJoCo frame) + a_feedback (chief's
+    non-gravitational acceleration) - [g(R + r) - g(R)], which equals thrust,
+    drag, SRP, contact and user forces over the body's mass.
     """
 
-    misalignment_rad: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """Unknown fixed mounting error, rotation vector in body axes, rad."""
+    class_type: type = Accelerometer
+    """The class the scene builds from this config (`Accelerometer.from_scene`)."""
 
 
 class StarTracker(Sensor):
@@ -148,8 +140,20 @@ class StarTracker(Sensor):
 
 
 @dataclass(kw_only=True)
-class MagnetometerCfg(SensorCfg):
-    """Magnetometer: the geomagnetic field at the chief in sensor axes, T (3)."""
+class StarTrackerCfg(SensorCfg):
+    """Star tracker: attitude quaternion (w, x, y, z) of the BODY frame to ECI (4).
+
+    The known mount rotation (the site) is removed, as flight software does; what
+    remains are errors: `std` and `bias_std` are small-angle rotations per body
+    axis, rad (3 values or one), and `misalignment_rad` is an unknown fixed mounting
+    error (rotation vector, body axes).
+    """
+
+    class_type: type = StarTracker
+    """The class the scene builds from this config (`StarTracker.from_scene`)."""
+
+    misalignment_rad: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Unknown fixed mounting error, rotation vector in body axes, rad."""
 
 
 class Magnetometer(Sensor):
@@ -160,18 +164,11 @@ class Magnetometer(Sensor):
 
 
 @dataclass(kw_only=True)
-class SunSensorCfg(SensorCfg):
-    """Sun sensor: unit Sun vector in sensor axes and a validity flag (4).
+class MagnetometerCfg(SensorCfg):
+    """Magnetometer: the geomagnetic field at the chief in sensor axes, T (3)."""
 
-    Valid (1) when the chief is lit (illumination >= `min_illumination`) and the
-    Sun is within `fov_half_angle_rad` of the boresight (+z of the sensor frame);
-    otherwise the vector reads zero and the flag 0.
-    """
-
-    fov_half_angle_rad: float = 1.5707963267948966
-    """Half-angle of the field of view around +z, rad."""
-    min_illumination: float = 0.5
-    """Illumination fraction below which the sensor sees no Sun."""
+    class_type: type = Magnetometer
+    """The class the scene builds from this config (`Magnetometer.from_scene`)."""
 
 
 class SunSensor(Sensor):
@@ -190,3 +187,21 @@ class SunSensor(Sensor):
         s = truth[:, :3] + noise
         s = s / torch.linalg.vector_norm(s, dim=-1, keepdim=True).clamp_min(1e-12)
         return torch.cat([s * valid, valid], -1)
+
+
+@dataclass(kw_only=True)
+class SunSensorCfg(SensorCfg):
+    """Sun sensor: unit Sun vector in sensor axes and a validity flag (4).
+
+    Valid (1) when the chief is lit (illumination >= `min_illumination`) and the
+    Sun is within `fov_half_angle_rad` of the boresight (+z of the sensor frame);
+    otherwise the vector reads zero and the flag 0.
+    """
+
+    class_type: type = SunSensor
+    """The class the scene builds from this config (`SunSensor.from_scene`)."""
+
+    fov_half_angle_rad: float = 1.5707963267948966
+    """Half-angle of the field of view around +z, rad."""
+    min_illumination: float = 0.5
+    """Illumination fraction below which the sensor sees no Sun."""

@@ -22,11 +22,6 @@ from orbitlab.sensors.rotations import (
 )
 
 
-@dataclass(kw_only=True)
-class GnssCfg(SensorCfg):
-    """GNSS receiver: absolute ECI position (m) and velocity (m/s) of the sensor point (6)."""
-
-
 class Gnss(Sensor):
     dim = 6
 
@@ -41,8 +36,27 @@ class Gnss(Sensor):
         return torch.cat([1.0e3 * view.array("R") + r, 1.0e3 * view.array("V") + v], -1)
 
 
+@dataclass(kw_only=True)
+class GnssCfg(SensorCfg):
+    """GNSS receiver: absolute ECI position (m) and velocity (m/s) of the sensor point (6)."""
+
+    class_type: type = Gnss
+    """The class the scene builds from this config (`Gnss.from_scene`)."""
+
+
 class _Targeted(Sensor):
     """A sensor that observes a point on another entity."""
+
+    @classmethod
+    def scene_targets(cls, cfg, name, scene):
+        """The target's body and site ids (a site's own body carries it)."""
+        if not cfg.target:
+            raise ValueError(f"sensor '{name}': target must name an entity or 'entity/body'")
+        target_site = scene.site_id(cfg.target_site) if cfg.target_site else -1
+        target_body = scene.body_id(cfg.target)
+        if target_site >= 0:
+            target_body = int(scene.mj_model.site_bodyid[target_site])
+        return {"target_body": target_body, "target_site": target_site}
 
     def __init__(
         self,
@@ -93,24 +107,6 @@ class _Targeted(Sensor):
         return r, v
 
 
-@dataclass(kw_only=True)
-class RelativeNavCfg(SensorCfg):
-    """Relative navigation: target position (m), velocity (m/s) in the Hill frame and the
-    target's attitude quaternion relative to the Hill frame (10 values).
-
-    Noise is range dependent: every std (white, bias) is multiplied by
-    (1 + range_noise_per_m * range). `std` has 9 components: position (3), velocity
-    (3), attitude small-angle rotation (3, rad); or one value for all.
-    """
-
-    target: str = ""
-    """Observed entity body as 'entity/body' (or 'entity' for its root)."""
-    target_site: str = ""
-    """Optional site of the target (as 'entity/site') whose origin and axes are observed."""
-    range_noise_per_m: float = 0.0
-    """Growth of the noise with range, 1/m."""
-
-
 class RelativeNav(_Targeted):
     dim = 10
     noisy = slice(0, 9)
@@ -133,23 +129,24 @@ class RelativeNav(_Targeted):
 
 
 @dataclass(kw_only=True)
-class RangeBearingCfg(SensorCfg):
-    """Range (m), azimuth and elevation (rad) of a target point in the sensor frame, and a
-    validity flag (4), like a LIDAR or radar locked on a target.
+class RelativeNavCfg(SensorCfg):
+    """Relative navigation: target position (m), velocity (m/s) in the Hill frame and the
+    target's attitude quaternion relative to the Hill frame (10 values).
 
-    Boresight is +x of the sensor frame; azimuth = atan2(y, x), elevation =
-    asin(z / range). Valid when range <= max_range_m and the angle off boresight
-    <= fov_half_angle_rad; invalid readings are zero.
+    Noise is range dependent: every std (white, bias) is multiplied by
+    (1 + range_noise_per_m * range). `std` has 9 components: position (3), velocity
+    (3), attitude small-angle rotation (3, rad); or one value for all.
     """
+
+    class_type: type = RelativeNav
+    """The class the scene builds from this config (`RelativeNav.from_scene`)."""
 
     target: str = ""
     """Observed entity body as 'entity/body' (or 'entity' for its root)."""
     target_site: str = ""
-    """Optional site of the target (as 'entity/site')."""
-    max_range_m: float = 100.0
-    """Maximum range, m."""
-    fov_half_angle_rad: float = 0.5
-    """Half-angle of the field of view around +x, rad."""
+    """Optional site of the target (as 'entity/site') whose origin and axes are observed."""
+    range_noise_per_m: float = 0.0
+    """Growth of the noise with range, 1/m."""
 
 
 class RangeBearing(_Targeted):
@@ -174,31 +171,26 @@ class RangeBearing(_Targeted):
 
 
 @dataclass(kw_only=True)
-class DockingLatchCfg(SensorCfg):
-    """Docking contact and latch: [contact, latched, distance m, closing speed m/s,
-    lateral error m, misalignment rad] (6) between this entity's probe site and a
-    target's port site.
+class RangeBearingCfg(SensorCfg):
+    """Range (m), azimuth and elevation (rad) of a target point in the sensor frame, and a
+    validity flag (4), like a LIDAR or radar locked on a target.
 
-    Contact: the probe tip is within `contact_distance_m` of the port. The latch
-    closes (and stays closed until reset) at contact when the closing speed is
-    below `max_closing_speed_mps`, the lateral error below `max_lateral_m` and the
-    angle between the probe's axis and the port's inward axis below
-    `max_misalignment_rad`. Both sites' +z axes carry the direction: the probe's
-    points forward, the port's points out of the port.
+    Boresight is +x of the sensor frame; azimuth = atan2(y, x), elevation =
+    asin(z / range). Valid when range <= max_range_m and the angle off boresight
+    <= fov_half_angle_rad; invalid readings are zero.
     """
 
+    class_type: type = RangeBearing
+    """The class the scene builds from this config (`RangeBearing.from_scene`)."""
+
     target: str = ""
-    """Target entity body ('entity/body' or 'entity')."""
+    """Observed entity body as 'entity/body' (or 'entity' for its root)."""
     target_site: str = ""
-    """The port site on the target ('entity/site')."""
-    contact_distance_m: float = 0.05
-    """Probe-to-port distance counted as contact, m."""
-    max_closing_speed_mps: float = 0.1
-    """Largest closing speed that latches, m/s."""
-    max_lateral_m: float = 0.05
-    """Largest lateral error that latches, m."""
-    max_misalignment_rad: float = 0.0872664626
-    """Largest axis misalignment that latches, rad (5 deg)."""
+    """Optional site of the target (as 'entity/site')."""
+    max_range_m: float = 100.0
+    """Maximum range, m."""
+    fov_half_angle_rad: float = 0.5
+    """Half-angle of the field of view around +x, rad."""
 
 
 class DockingLatch(_Targeted):
@@ -237,3 +229,34 @@ class DockingLatch(_Targeted):
     def reset(self, worlds):
         self.latched[worlds] = False
         super().reset(worlds)
+
+
+@dataclass(kw_only=True)
+class DockingLatchCfg(SensorCfg):
+    """Docking contact and latch: [contact, latched, distance m, closing speed m/s,
+    lateral error m, misalignment rad] (6) between this entity's probe site and a
+    target's port site.
+
+    Contact: the probe tip is within `contact_distance_m` of the port. The latch
+    closes (and stays closed until reset) at contact when the closing speed is
+    below `max_closing_speed_mps`, the lateral error below `max_lateral_m` and the
+    angle between the probe's axis and the port's inward axis below
+    `max_misalignment_rad`. Both sites' +z axes carry the direction: the probe's
+    points forward, the port's points out of the port.
+    """
+
+    class_type: type = DockingLatch
+    """The class the scene builds from this config (`DockingLatch.from_scene`)."""
+
+    target: str = ""
+    """Target entity body ('entity/body' or 'entity')."""
+    target_site: str = ""
+    """The port site on the target ('entity/site')."""
+    contact_distance_m: float = 0.05
+    """Probe-to-port distance counted as contact, m."""
+    max_closing_speed_mps: float = 0.1
+    """Largest closing speed that latches, m/s."""
+    max_lateral_m: float = 0.05
+    """Largest lateral error that latches, m."""
+    max_misalignment_rad: float = 0.0872664626
+    """Largest axis misalignment that latches, rad (5 deg)."""
