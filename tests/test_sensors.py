@@ -336,3 +336,33 @@ def test_sensor_errors_are_named():
         make_scene({"g": GyroCfg(std=(1.0, 2.0))})
     with pytest.raises(ValueError, match="no site named 'sat/imu'"):
         make_scene({"g": GyroCfg(site="imu")})
+
+
+def test_a_new_sensor_is_a_config_naming_its_class_with_nothing_to_register():
+    """A sensor kind outside orbitlab: a Sensor subclass and a SensorCfg whose class_type
+    names it; the scene builds it through `from_scene` (site resolved by name)."""
+    from dataclasses import dataclass
+
+    from orbitlab.scene import Scene, SceneCfg
+    from orbitlab.scene import spacecraft as library
+    from orbitlab.sensors import Sensor, SensorCfg
+
+    class Altimeter(Sensor):
+        dim = 1
+
+        def truth(self):
+            return torch.linalg.vector_norm(self.view.array("R"), dim=-1, keepdim=True)
+
+    @dataclass(kw_only=True)
+    class AltimeterCfg(SensorCfg):
+        class_type: type = Altimeter
+
+    sat = library.cubesat_3u()
+    sat.sensors = {"altimeter": AltimeterCfg(site="imu")}
+    scene = Scene(SceneCfg(num_envs=2, entities={"sat": sat}))
+    scene.step(1)
+    sensor = scene.sensors["sat/altimeter"]
+    assert isinstance(sensor, Altimeter) and sensor.site >= 0
+    assert torch.allclose(
+        sensor.value[:, 0], torch.linalg.vector_norm(scene.view.array("R"), dim=-1)
+    )
