@@ -407,3 +407,18 @@ def test_velocity_loop_drives_the_velocity_to_its_command_within_its_force_limit
     )
     with pytest.raises(ValueError, match="time_constant_s = 0.0 must be finite and > 0"):
         VelocityLoopNode(VelocityLoopCfg(time_constant_s=0.0), "bad", 1, 0.1)
+
+
+def test_nodes_are_built_from_configs_naming_their_class():
+    """Every node config names its class; `build(name, env)` takes the env's world count,
+    physics step and device; a plain NodeCfg without a class is a one-line error."""
+    from types import SimpleNamespace
+
+    from orbitlab.agent import NodeCfg, RateDampingCfg, RateDampingNode
+
+    env = SimpleNamespace(num_envs=3, physics_dt=0.05, device=torch.device("cpu"))
+    node = RateDampingCfg(kd_nms=0.1, period_s=0.1).build("damping", env)
+    assert isinstance(node, RateDampingNode)
+    assert (node.name, node.num_envs, node.dt_s, node.period_steps) == ("damping", 3, 0.05, 2)
+    with pytest.raises(ValueError, match=r"node 'x': NodeCfg.class_type names no Node class"):
+        NodeCfg().build("x", env)

@@ -1,6 +1,6 @@
 """The agent side of the world/agent split: nodes on their own timers, chained synchronously.
 
-graph = AgentGraph([BDotNode(BDotCfg(gain=..., period_s=0.2), "bdot", num_envs, dt_s)],
+graph = AgentGraph([BDotCfg(gain=..., period_s=0.2).build("bdot", env)],
                    external_inputs=["magnetometer"])
 values = graph.step({"magnetometer": readings})   # values["mtq_dipole"]: (num_envs, 3)
 """
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         VelocityLoopCfg,
         VelocityLoopNode,
     )
-    from orbitlab.agent.node import Node, NodeCfg
+    from orbitlab.agent.node import Node, NodeCfg, SceneNode
 
 _EXPORTS = {
     "AgentGraph": "orbitlab.agent.graph",
@@ -58,6 +58,7 @@ _EXPORTS = {
     "HillForceToBodyCfg": "orbitlab.agent.mapping",
     "HillForceToBodyNode": "orbitlab.agent.mapping",
     "Node": "orbitlab.agent.node",
+    "SceneNode": "orbitlab.agent.node",
     "NodeCfg": "orbitlab.agent.node",
     "QuaternionPDCfg": "orbitlab.agent.attitude",
     "QuaternionPDNode": "orbitlab.agent.attitude",
@@ -96,6 +97,7 @@ __all__ = [
     "QuaternionPDNode",
     "RateDampingCfg",
     "RateDampingNode",
+    "SceneNode",
     "TorqueToMagnetorquersCfg",
     "TorqueToMagnetorquersNode",
     "TorqueToWheelsCfg",

@@ -48,18 +48,6 @@ def bdot_gain(mean_motion_rad_s: float, inclination_rad: float, min_inertia_kgm2
     return 2.0 * mean_motion_rad_s * (1.0 + math.sin(inclination_rad)) * min_inertia_kgm2
 
 
-@dataclass(kw_only=True)
-class BDotCfg(NodeCfg):
-    """B-dot detumbling law m = -k dB/dt on magnetometer readings (body axes)."""
-
-    gain: float
-    """k: A m^2 s / T for the plain law; N m s (see `bdot_gain`) when `normalized`."""
-    max_dipole_am2: float | tuple[float, float, float] = math.inf
-    """Per-axis dipole limit, A m^2 (scalar or one per body axis); the command is clipped."""
-    normalized: bool = False
-    """Use m = -(k/|B|) d(B/|B|)/dt (Avanzini-Giulietti form) instead of m = -k dB/dt."""
-
-
 class BDotNode(Node):
     """Dipole opposing the change of the body-frame field: m = -k (B_now - B_prev) / period.
 
@@ -115,18 +103,18 @@ class BDotNode(Node):
 
 
 @dataclass(kw_only=True)
-class QuaternionPDCfg(NodeCfg):
-    """Quaternion PD attitude law with optional gyroscopic compensation."""
+class BDotCfg(NodeCfg):
+    """B-dot detumbling law m = -k dB/dt on magnetometer readings (body axes)."""
 
-    kp_nm: float | tuple[float, float, float] = 1.0
-    """Kp, N m per unit of the error quaternion's vector part (~ N m per half radian)."""
-    kd_nms: float | tuple[float, float, float] = 1.0
-    """Kd, N m s / rad."""
-    inertia_kgm2: tuple[float, ...] | None = None
-    """J, kg m^2, body axes: 3 principal moments or 9 row-major entries; None: no omega x J omega
-    term."""
-    max_torque_nm: float = math.inf
-    """Torque norm limit, N m; a larger command is scaled down, keeping its direction."""
+    class_type: type | None = BDotNode
+    """The node `build` makes from this config."""
+
+    gain: float
+    """k: A m^2 s / T for the plain law; N m s (see `bdot_gain`) when `normalized`."""
+    max_dipole_am2: float | tuple[float, float, float] = math.inf
+    """Per-axis dipole limit, A m^2 (scalar or one per body axis); the command is clipped."""
+    normalized: bool = False
+    """Use m = -(k/|B|) d(B/|B|)/dt (Avanzini-Giulietti form) instead of m = -k dB/dt."""
 
 
 def attitude_error(attitude: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -195,13 +183,21 @@ class QuaternionPDNode(Node):
 
 
 @dataclass(kw_only=True)
-class RateDampingCfg(NodeCfg):
-    """Rate damping tau = -Kd omega."""
+class QuaternionPDCfg(NodeCfg):
+    """Quaternion PD attitude law with optional gyroscopic compensation."""
 
+    class_type: type | None = QuaternionPDNode
+    """The node `build` makes from this config."""
+
+    kp_nm: float | tuple[float, float, float] = 1.0
+    """Kp, N m per unit of the error quaternion's vector part (~ N m per half radian)."""
     kd_nms: float | tuple[float, float, float] = 1.0
     """Kd, N m s / rad."""
+    inertia_kgm2: tuple[float, ...] | None = None
+    """J, kg m^2, body axes: 3 principal moments or 9 row-major entries; None: no omega x J omega
+    term."""
     max_torque_nm: float = math.inf
-    """Torque norm limit, N m (direction kept)."""
+    """Torque norm limit, N m; a larger command is scaled down, keeping its direction."""
 
 
 class RateDampingNode(Node):
@@ -224,3 +220,16 @@ class RateDampingNode(Node):
 
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {"torque": scale_to_norm(-self.kd * inputs["rate"], self.cfg.max_torque_nm)}
+
+
+@dataclass(kw_only=True)
+class RateDampingCfg(NodeCfg):
+    """Rate damping tau = -Kd omega."""
+
+    class_type: type | None = RateDampingNode
+    """The node `build` makes from this config."""
+
+    kd_nms: float | tuple[float, float, float] = 1.0
+    """Kd, N m s / rad."""
+    max_torque_nm: float = math.inf
+    """Torque norm limit, N m (direction kept)."""

@@ -48,24 +48,6 @@ def solve_dare(A: torch.Tensor, B: torch.Tensor, Q: torch.Tensor, R: torch.Tenso
     return torch.as_tensor(cw.solve_dare(*map(_np, (A, B, Q, R)), **options), device=A.device)
 
 
-@dataclass(kw_only=True)
-class CwLqrCfg(NodeCfg):
-    """Discrete LQR on the CW model, held over this node's update period."""
-
-    mean_motion_rad_s: float
-    """n of the reference (leader) orbit, rad/s; see `mean_motion`."""
-    mass_kg: float
-    """Mass of the controlled spacecraft, kg."""
-    q_pos: float | tuple[float, float, float] = 1.0
-    """Diagonal state weight on the position error, 1/m^2 (scalar or per Hill axis)."""
-    q_vel: float | tuple[float, float, float] = 1.0
-    """Diagonal state weight on the velocity error, s^2/m^2."""
-    r_force: float | tuple[float, float, float] = 1.0
-    """Diagonal input weight on the force, 1/N^2 (> 0)."""
-    max_force_n: float | tuple[float, float, float] = math.inf
-    """Per-axis force limit, N; the command is clipped per Hill axis."""
-
-
 class CwLqrNode(Node):
     """F = -K [rel_pos; rel_vel], clipped per axis, with K the infinite-horizon discrete LQR
     gain for s_{k+1} = A_d s_k + B_d F_k (CW model, zero-order hold over `update_period_s`)
@@ -109,3 +91,24 @@ class CwLqrNode(Node):
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         state = torch.cat([inputs["rel_pos"], inputs["rel_vel"]], dim=-1)
         return {"force_hill": lqr_force(self.K, state, self.max_force)}
+
+
+@dataclass(kw_only=True)
+class CwLqrCfg(NodeCfg):
+    """Discrete LQR on the CW model, held over this node's update period."""
+
+    class_type: type | None = CwLqrNode
+    """The node `build` makes from this config."""
+
+    mean_motion_rad_s: float
+    """n of the reference (leader) orbit, rad/s; see `mean_motion`."""
+    mass_kg: float
+    """Mass of the controlled spacecraft, kg."""
+    q_pos: float | tuple[float, float, float] = 1.0
+    """Diagonal state weight on the position error, 1/m^2 (scalar or per Hill axis)."""
+    q_vel: float | tuple[float, float, float] = 1.0
+    """Diagonal state weight on the velocity error, s^2/m^2."""
+    r_force: float | tuple[float, float, float] = 1.0
+    """Diagonal input weight on the force, 1/N^2 (> 0)."""
+    max_force_n: float | tuple[float, float, float] = math.inf
+    """Per-axis force limit, N; the command is clipped per Hill axis."""

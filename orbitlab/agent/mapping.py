@@ -36,16 +36,6 @@ def limit_largest(commands: torch.Tensor, limit: float) -> torch.Tensor:
     return commands * torch.clamp(limit / largest.clamp_min(1e-300), max=1.0)
 
 
-@dataclass(kw_only=True)
-class TorqueToWheelsCfg(NodeCfg):
-    """Reaction-wheel torque distribution."""
-
-    wheel_axes: tuple[tuple[float, float, float], ...] = _IDENTITY_AXES
-    """Spin axis of each of the k wheels, body axes (normalised here)."""
-    max_wheel_torque_nm: float = math.inf
-    """Motor torque limit, N m; a larger command is scaled down as a whole (keeps direction)."""
-
-
 class TorqueToWheelsNode(Node):
     """Motor torques tau_w = -pinv(A) tau for the wheel-axis matrix A (3 x k).
 
@@ -76,13 +66,16 @@ class TorqueToWheelsNode(Node):
 
 
 @dataclass(kw_only=True)
-class TorqueToMagnetorquersCfg(NodeCfg):
-    """Magnetorquer dipole for a desired torque."""
+class TorqueToWheelsCfg(NodeCfg):
+    """Reaction-wheel torque distribution."""
 
-    dipole_axes: tuple[tuple[float, float, float], ...] = _IDENTITY_AXES
-    """Dipole axis of each of the k magnetorquers, body axes (normalised here)."""
-    max_dipole_am2: float = math.inf
-    """Per-rod dipole limit, A m^2; a larger command is scaled down as a whole."""
+    class_type: type | None = TorqueToWheelsNode
+    """The node `build` makes from this config."""
+
+    wheel_axes: tuple[tuple[float, float, float], ...] = _IDENTITY_AXES
+    """Spin axis of each of the k wheels, body axes (normalised here)."""
+    max_wheel_torque_nm: float = math.inf
+    """Motor torque limit, N m; a larger command is scaled down as a whole (keeps direction)."""
 
 
 class TorqueToMagnetorquersNode(Node):
@@ -120,8 +113,16 @@ class TorqueToMagnetorquersNode(Node):
 
 
 @dataclass(kw_only=True)
-class HillForceToBodyCfg(NodeCfg):
-    """Hill-frame force to a body wrench (no parameters beyond timing and wiring)."""
+class TorqueToMagnetorquersCfg(NodeCfg):
+    """Magnetorquer dipole for a desired torque."""
+
+    class_type: type | None = TorqueToMagnetorquersNode
+    """The node `build` makes from this config."""
+
+    dipole_axes: tuple[tuple[float, float, float], ...] = _IDENTITY_AXES
+    """Dipole axis of each of the k magnetorquers, body axes (normalised here)."""
+    max_dipole_am2: float = math.inf
+    """Per-rod dipole limit, A m^2; a larger command is scaled down as a whole."""
 
 
 class HillForceToBodyNode(Node):
@@ -144,15 +145,11 @@ class HillForceToBodyNode(Node):
 
 
 @dataclass(kw_only=True)
-class VelocityLoopCfg(NodeCfg):
-    """Proportional velocity loop: force = m (v_cmd - v) / tau, per axis within +-max_force."""
+class HillForceToBodyCfg(NodeCfg):
+    """Hill-frame force to a body wrench (no parameters beyond timing and wiring)."""
 
-    mass_kg: float = 1.0
-    """Mass the loop accelerates, kg."""
-    time_constant_s: float = 2.0
-    """Time constant of the velocity error's decay, s."""
-    max_force_n: float = 1.0
-    """Per-axis force limit, N."""
+    class_type: type | None = HillForceToBodyNode
+    """The node `build` makes from this config."""
 
 
 class VelocityLoopNode(Node):
@@ -188,11 +185,18 @@ class VelocityLoopNode(Node):
 
 
 @dataclass(kw_only=True)
-class AllocationCfg(NodeCfg):
-    """Wrench allocation through any object with `allocate(wrench) -> result` (result.forces)."""
+class VelocityLoopCfg(NodeCfg):
+    """Proportional velocity loop: force = m (v_cmd - v) / tau, per axis within +-max_force."""
 
-    allocator: Any = None
-    """E.g. `orbitlab.actuators.allocation.ThrusterAllocator`; required."""
+    class_type: type | None = VelocityLoopNode
+    """The node `build` makes from this config."""
+
+    mass_kg: float = 1.0
+    """Mass the loop accelerates, kg."""
+    time_constant_s: float = 2.0
+    """Time constant of the velocity error's decay, s."""
+    max_force_n: float = 1.0
+    """Per-axis force limit, N."""
 
 
 class AllocationNode(Node):
@@ -222,3 +226,14 @@ class AllocationNode(Node):
     def compute(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         self.last_result = self.cfg.allocator.allocate(inputs["wrench_body"])
         return {"thruster_force": self.last_result.forces}
+
+
+@dataclass(kw_only=True)
+class AllocationCfg(NodeCfg):
+    """Wrench allocation through any object with `allocate(wrench) -> result` (result.forces)."""
+
+    class_type: type | None = AllocationNode
+    """The node `build` makes from this config."""
+
+    allocator: Any = None
+    """E.g. `orbitlab.actuators.allocation.ThrusterAllocator`; required."""

@@ -42,28 +42,6 @@ __all__ = [
 ]
 
 
-@dataclass(kw_only=True)
-class FormationNmpcNodeCfg(NodeCfg):
-    """NMPC for several followers of one leader, batched over worlds by looping.
-
-    Inputs: `leader_plan` (N_env, H + 1, 13), the leader's predicted states, and
-    `state/<agent>` (N_env, 13) per agent. Outputs per agent: `wrench/<agent>` (N_env, 6) body
-    force N and torque N m, `plan/<agent>` (N_env, H + 1, 13) its predicted states. Wire them
-    with `inputs` / `outputs` as for any node.
-    """
-
-    nmpc: NmpcCfg = field(default_factory=NmpcCfg)
-    """The problem of each agent."""
-    agents: tuple[str, ...] = ()
-    """Names of the controlled agents (followers)."""
-    slot_offsets_m: tuple[tuple[float, float, float], ...] = ()
-    """Each agent's slot relative to the leader, Hill axes, m."""
-    attitude_offsets: tuple[tuple[float, float, float, float], ...] | None = None
-    """Each agent's attitude offset dq (q_ref = dq (x) q_leader); None: identity."""
-    avoid_leader: bool = True
-    """Keep out of the leader's predicted trajectory."""
-
-
 class FormationNmpcNode(Node):
     """One `FormationNmpc` per (world, agent). Every agent keeps out of the leader's plan and
     of the other agents' plans of the previous update shifted by one step (what an agent has
@@ -187,3 +165,28 @@ class FormationNmpcNode(Node):
             )
             for a, t in self.solve_times_s.items()
         }
+
+
+@dataclass(kw_only=True)
+class FormationNmpcNodeCfg(NodeCfg):
+    """NMPC for several followers of one leader, batched over worlds by looping.
+
+    Inputs: `leader_plan` (N_env, H + 1, 13), the leader's predicted states, and
+    `state/<agent>` (N_env, 13) per agent. Outputs per agent: `wrench/<agent>` (N_env, 6) body
+    force N and torque N m, `plan/<agent>` (N_env, H + 1, 13) its predicted states. Wire them
+    with `inputs` / `outputs` as for any node.
+    """
+
+    class_type: type | None = FormationNmpcNode
+    """The node `build` makes from this config."""
+
+    nmpc: NmpcCfg = field(default_factory=NmpcCfg)
+    """The problem of each agent."""
+    agents: tuple[str, ...] = ()
+    """Names of the controlled agents (followers)."""
+    slot_offsets_m: tuple[tuple[float, float, float], ...] = ()
+    """Each agent's slot relative to the leader, Hill axes, m."""
+    attitude_offsets: tuple[tuple[float, float, float, float], ...] | None = None
+    """Each agent's attitude offset dq (q_ref = dq (x) q_leader); None: identity."""
+    avoid_leader: bool = True
+    """Keep out of the leader's predicted trajectory."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 
@@ -21,12 +21,20 @@ import torch
 class NodeCfg:
     """Timing and wiring shared by every node."""
 
+    class_type: type | None = None
+    """The `Node` subclass `build` makes from this config (subclasses of NodeCfg name theirs)."""
     period_s: float = 0.0
     """Update period, s (0: every graph call); a whole multiple of the graph's dt_s."""
     inputs: dict[str, str] = field(default_factory=dict)
     """This node's input name -> key it reads in the graph's value dict (default: same name)."""
     outputs: dict[str, str] = field(default_factory=dict)
     """This node's output name -> key it is published under (default: same name)."""
+
+    def build(self, name: str, env: Any) -> Node:
+        """The node `name` of `env`'s agent graph: `class_type.from_env(self, name, env)`."""
+        if self.class_type is None:
+            raise ValueError(f"node '{name}': {type(self).__name__}.class_type names no Node class")
+        return self.class_type.from_env(self, name, env)
 
 
 def period_steps(period_s: float, dt_s: float, owner: str) -> int:
@@ -64,6 +72,12 @@ class Node:
     input_names: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ()
     output_names: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def from_env(cls, cfg: NodeCfg, name: str, env: Any) -> Node:
+        """Build for `env`: one world per env, the env's physics step as the graph's dt, its
+        device (a node that reads the scene overrides this to take the env itself)."""
+        return cls(cfg, name, env.num_envs, env.physics_dt, env.device)
 
     def __init__(
         self,
@@ -185,3 +199,16 @@ class Node:
             k + ("?" if n in self.optional_inputs else "") for n, k in self.input_keys.items()
         )
         return self.name, period, ins, ", ".join(self.output_keys.values())
+
+
+class SceneNode(Node):
+    """A node that reads the env's scene itself (truth taps, task-specific estimators): built
+    with `(cfg, name, env)`; its world count, dt and device are the env's."""
+
+    def __init__(self, cfg: NodeCfg, name: str, env: Any) -> None:
+        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        self.env = env
+
+    @classmethod
+    def from_env(cls, cfg: NodeCfg, name: str, env: Any) -> Node:
+        return cls(cfg, name, env)

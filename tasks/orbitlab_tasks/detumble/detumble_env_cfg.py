@@ -19,11 +19,8 @@ import torch
 from orbitlab.agent import (
     AgentGraph,
     BDotCfg,
-    BDotNode,
     RateDampingCfg,
-    RateDampingNode,
     TorqueToWheelsCfg,
-    TorqueToWheelsNode,
     bdot_gain,
 )
 from orbitlab.envs import mdp
@@ -184,32 +181,20 @@ def bdot_agent(env):
     cfg = BDotCfg(
         gain=bdot_gain(n, 50.0 * DEG, j_min), normalized=True, max_dipole_am2=0.2, period_s=0.5
     )
-    node = BDotNode(cfg, "bdot", env.num_envs, env.physics_dt, env.device)
+    node = cfg.build("bdot", env)
     return AgentGraph([node], external_inputs=["magnetometer"]), {"mtq_dipole": "sat/mtq"}
 
 
 def rate_damping_agent(env):
     """Rate damping tau = -Kd omega (10 Hz) distributed to the three wheels."""
     inertia = env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body]
-    damp = RateDampingNode(
-        RateDampingCfg(
-            kd_nms=float(inertia.max()) / 2.0,
-            max_torque_nm=1.0e-3,
-            period_s=0.1,
-            inputs={"rate": "gyro"},
-        ),
-        "damping",
-        env.num_envs,
-        env.physics_dt,
-        env.device,
-    )
-    wheels = TorqueToWheelsNode(
-        TorqueToWheelsCfg(max_wheel_torque_nm=1.0e-3, period_s=0.1),
-        "wheels",
-        env.num_envs,
-        env.physics_dt,
-        env.device,
-    )
+    damp = RateDampingCfg(
+        kd_nms=float(inertia.max()) / 2.0,
+        max_torque_nm=1.0e-3,
+        period_s=0.1,
+        inputs={"rate": "gyro"},
+    ).build("damping", env)
+    wheels = TorqueToWheelsCfg(max_wheel_torque_nm=1.0e-3, period_s=0.1).build("wheels", env)
     graph = AgentGraph([damp, wheels], external_inputs=["gyro"])
     return graph, {"wheel_torque": "sat/wheels"}
 

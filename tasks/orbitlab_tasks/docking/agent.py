@@ -27,14 +27,6 @@ from orbitlab_tasks.docking.mdp import (
 )
 
 
-@dataclass(kw_only=True)
-class DockingNavCfg(NodeCfg):
-    """Docking navigation from relative nav, star tracker, gyro and GNSS readings."""
-
-    lever_m: tuple[float, float, float] = (1.0, 0.0, 0.0)
-    """Probe tip minus the relative-nav point, body axes, m."""
-
-
 class DockingNavNode(Node):
     """The docking state from sensor readings (see `mdp.measured_state`).
 
@@ -90,34 +82,14 @@ class DockingNavNode(Node):
 
 
 @dataclass(kw_only=True)
-class GlideslopeCfg(NodeCfg):
-    """Glideslope guidance along the port axis."""
+class DockingNavCfg(NodeCfg):
+    """Docking navigation from relative nav, star tracker, gyro and GNSS readings."""
 
-    mass_kg: float
-    """Chaser mass, kg."""
-    final_speed_mps: float = 0.05
-    """Closing speed at the port, m/s (the latch accepts < 0.1)."""
-    max_speed_mps: float = 0.3
-    """Closing speed cap far out, m/s."""
-    time_constant_s: float = 50.0
-    """Range / (speed - final speed) on the glideslope, s."""
-    lateral_time_constant_s: float = 8.0
-    """Lateral position loop: commanded lateral speed = -offset / this, s."""
-    max_lateral_speed_mps: float = 0.1
-    """Lateral speed cap, m/s."""
-    velocity_gain_per_s: float = 0.4
-    """Velocity loop: acceleration = gain * speed error, 1/s."""
-    max_force_n: float = 40.0
-    """Force norm limit, N."""
-    gate_lateral_m: float = 0.02
-    """Hold the range (no closing) while the lateral offset exceeds this plus
-    `gate_lateral_slope` x along-axis distance, m ..."""
-    gate_lateral_slope: float = 0.1
-    """... (m per m)."""
-    gate_misalignment_rad: float = 2.5 * DEG
-    """... or, within `gate_range_m`, while the probe is misaligned by more than this."""
-    gate_range_m: float = 3.0
-    """Range of the misalignment gate, m."""
+    class_type: type | None = DockingNavNode
+    """The node `build` makes from this config."""
+
+    lever_m: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    """Probe tip minus the relative-nav point, body axes, m."""
 
 
 class GlideslopeNode(Node):
@@ -156,16 +128,37 @@ class GlideslopeNode(Node):
 
 
 @dataclass(kw_only=True)
-class PulseModulatorCfg(NodeCfg):
-    """Sigma-delta modulation of mean thruster forces into pulses the valves can fire.
-    `period_s` must be the thrusters' PWM period (and start with it at reset)."""
+class GlideslopeCfg(NodeCfg):
+    """Glideslope guidance along the port axis."""
 
-    max_force_n: float | tuple[float, ...] = 22.0
-    """Thrust of each thruster, N."""
-    min_on_time_s: float = 0.01
-    """Valve minimum on-time, s (shorter pulses are dropped by the valve model)."""
-    leak_time_constant_s: float = 10.0
-    """Time constant with which an unfired remainder decays, s (forgets stale requests)."""
+    class_type: type | None = GlideslopeNode
+    """The node `build` makes from this config."""
+
+    mass_kg: float
+    """Chaser mass, kg."""
+    final_speed_mps: float = 0.05
+    """Closing speed at the port, m/s (the latch accepts < 0.1)."""
+    max_speed_mps: float = 0.3
+    """Closing speed cap far out, m/s."""
+    time_constant_s: float = 50.0
+    """Range / (speed - final speed) on the glideslope, s."""
+    lateral_time_constant_s: float = 8.0
+    """Lateral position loop: commanded lateral speed = -offset / this, s."""
+    max_lateral_speed_mps: float = 0.1
+    """Lateral speed cap, m/s."""
+    velocity_gain_per_s: float = 0.4
+    """Velocity loop: acceleration = gain * speed error, 1/s."""
+    max_force_n: float = 40.0
+    """Force norm limit, N."""
+    gate_lateral_m: float = 0.02
+    """Hold the range (no closing) while the lateral offset exceeds this plus
+    `gate_lateral_slope` x along-axis distance, m ..."""
+    gate_lateral_slope: float = 0.1
+    """... (m per m)."""
+    gate_misalignment_rad: float = 2.5 * DEG
+    """... or, within `gate_range_m`, while the probe is misaligned by more than this."""
+    gate_range_m: float = 3.0
+    """Range of the misalignment gate, m."""
 
 
 class PulseModulatorNode(Node):
@@ -212,3 +205,19 @@ class PulseModulatorNode(Node):
         left = torch.where(left > 1e-9, left, 0.0)  # no denormals (slow on CPUs)
         self.remainder = torch.where(self.due[:, None], left, self.remainder)
         return {"rcs_force": out}
+
+
+@dataclass(kw_only=True)
+class PulseModulatorCfg(NodeCfg):
+    """Sigma-delta modulation of mean thruster forces into pulses the valves can fire.
+    `period_s` must be the thrusters' PWM period (and start with it at reset)."""
+
+    class_type: type | None = PulseModulatorNode
+    """The node `build` makes from this config."""
+
+    max_force_n: float | tuple[float, ...] = 22.0
+    """Thrust of each thruster, N."""
+    min_on_time_s: float = 0.01
+    """Valve minimum on-time, s (shorter pulses are dropped by the valve model)."""
+    leak_time_constant_s: float = 10.0
+    """Time constant with which an unfired remainder decays, s (forgets stale requests)."""

@@ -29,15 +29,10 @@ import math
 from orbitlab.agent import (
     AgentGraph,
     AllocationCfg,
-    AllocationNode,
     HillForceToBodyCfg,
-    HillForceToBodyNode,
     QuaternionPDCfg,
-    QuaternionPDNode,
     TorqueToWheelsCfg,
-    TorqueToWheelsNode,
     VelocityLoopCfg,
-    VelocityLoopNode,
 )
 from orbitlab.envs import mdp as core
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
@@ -62,9 +57,7 @@ from orbitlab_tasks.docking.agent import (
     DockingNavCfg,
     DockingNavNode,
     GlideslopeCfg,
-    GlideslopeNode,
     PulseModulatorCfg,
-    PulseModulatorNode,
 )
 
 DEG = math.pi / 180.0
@@ -311,34 +304,21 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 def attitude_hold_nodes(env, period_s: float) -> list:
     """The baseline's attitude loop: quaternion PD to the docking attitude on the wheels
     (~0.2 rad/s bandwidth, damping 0.9, 0.05 N m)."""
-    n, dt, dev = env.num_envs, env.physics_dt, env.device
     chaser = env.scene.entities["chaser"]
     inertia = env.scene.mj_model.body_inertia[chaser.body_ids].sum(0)  # ~ composite, kg m^2
     j = float(inertia.max())
     omega = 0.2
-    pd = QuaternionPDNode(
-        QuaternionPDCfg(
-            kp_nm=2.0 * j * omega**2,
-            kd_nms=1.8 * omega * j,
-            max_torque_nm=0.05,
-            period_s=period_s,
-            inputs={"attitude": "star_tracker", "rate": "gyro"},
-            outputs={"torque": "attitude_torque"},
-        ),
-        "attitude",
-        n,
-        dt,
-        dev,
-    )
-    wheels = TorqueToWheelsNode(
-        TorqueToWheelsCfg(
-            max_wheel_torque_nm=0.05, period_s=period_s, inputs={"torque": "attitude_torque"}
-        ),
-        "wheels",
-        n,
-        dt,
-        dev,
-    )
+    pd = QuaternionPDCfg(
+        kp_nm=2.0 * j * omega**2,
+        kd_nms=1.8 * omega * j,
+        max_torque_nm=0.05,
+        period_s=period_s,
+        inputs={"attitude": "star_tracker", "rate": "gyro"},
+        outputs={"torque": "attitude_torque"},
+    ).build("attitude", env)
+    wheels = TorqueToWheelsCfg(
+        max_wheel_torque_nm=0.05, period_s=period_s, inputs={"torque": "attitude_torque"}
+    ).build("wheels", env)
     return [pd, wheels]
 
 
@@ -370,32 +350,17 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 def _rcs_chain(env, force_input: str, rotation: str) -> list:
     """The force `force_input` (N, in the axes that the nav output `rotation` turns into body
     axes) -> body wrench -> RCS allocation -> sigma-delta pulses (`rcs_force`)."""
-    n, dt, dev = env.num_envs, env.physics_dt, env.device
     rcs = env.scene.actuators["chaser/rcs"]
     period = rcs.cfg.pwm_period_s
-    to_body = HillForceToBodyNode(
-        HillForceToBodyCfg(
-            period_s=period, inputs={"force_hill": force_input, "hill_to_body": rotation}
-        ),
-        "to_body",
-        n,
-        dt,
-        dev,
-    )
-    alloc = AllocationNode(
-        AllocationCfg(allocator=rcs.allocator(), period_s=period), "allocation", n, dt, dev
-    )
-    pulses = PulseModulatorNode(
-        PulseModulatorCfg(
-            max_force_n=tuple(float(x) for x in rcs.high[0]),
-            period_s=period,
-            min_on_time_s=rcs.cfg.min_on_time_s,
-        ),
-        "pulses",
-        n,
-        dt,
-        dev,
-    )
+    to_body = HillForceToBodyCfg(
+        period_s=period, inputs={"force_hill": force_input, "hill_to_body": rotation}
+    ).build("to_body", env)
+    alloc = AllocationCfg(allocator=rcs.allocator(), period_s=period).build("allocation", env)
+    pulses = PulseModulatorCfg(
+        max_force_n=tuple(float(x) for x in rcs.high[0]),
+        period_s=period,
+        min_on_time_s=rcs.cfg.min_on_time_s,
+    ).build("pulses", env)
     return [to_body, alloc, pulses]
 
 
@@ -403,13 +368,7 @@ def _nav_node(env) -> DockingNavNode:
     """The baseline's sensor-only docking navigation, at the PWM period."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
     lever = tuple(float(x) for x in mdp.probe_lever(env, CHASER.resolve(env.scene)))
-    return DockingNavNode(
-        DockingNavCfg(lever_m=lever, period_s=period),
-        "nav",
-        env.num_envs,
-        env.physics_dt,
-        env.device,
-    )
+    return DockingNavCfg(lever_m=lever, period_s=period).build("nav", env)
 
 
 NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
@@ -417,22 +376,15 @@ NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
 
 def glideslope_agent(env):
     """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
-    n, dt, dev = env.num_envs, env.physics_dt, env.device
     chaser = env.scene.entities["chaser"]
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    guide = GlideslopeNode(
-        GlideslopeCfg(
-            mass_kg=chaser.mass_kg,
-            period_s=period,
-            final_speed_mps=GLIDESLOPE["final_mps"],
-            max_speed_mps=GLIDESLOPE["max_mps"],
-            time_constant_s=GLIDESLOPE["time_constant_s"],
-        ),
-        "glideslope",
-        n,
-        dt,
-        dev,
-    )
+    guide = GlideslopeCfg(
+        mass_kg=chaser.mass_kg,
+        period_s=period,
+        final_speed_mps=GLIDESLOPE["final_mps"],
+        max_speed_mps=GLIDESLOPE["max_mps"],
+        time_constant_s=GLIDESLOPE["time_constant_s"],
+    ).build("glideslope", env)
     graph = AgentGraph(
         [
             _nav_node(env),
@@ -460,22 +412,15 @@ def velocity_agent(env):
     """Agent of Docking-Velocity: the baseline's navigation, attitude hold and RCS chain,
     with the policy's port-axis velocity command (`velocity_command`) flown by a
     proportional velocity loop in place of the glideslope guidance."""
-    n, dt, dev = env.num_envs, env.physics_dt, env.device
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    loop = VelocityLoopNode(
-        VelocityLoopCfg(
-            mass_kg=env.scene.entities["chaser"].mass_kg,
-            time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
-            max_force_n=VELOCITY_LOOP_MAX_FORCE_N,
-            period_s=period,
-            inputs={"velocity": "tip_vel_port"},
-            outputs={"force": "force_port"},
-        ),
-        "velocity_loop",
-        n,
-        dt,
-        dev,
-    )
+    loop = VelocityLoopCfg(
+        mass_kg=env.scene.entities["chaser"].mass_kg,
+        time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
+        max_force_n=VELOCITY_LOOP_MAX_FORCE_N,
+        period_s=period,
+        inputs={"velocity": "tip_vel_port"},
+        outputs={"force": "force_port"},
+    ).build("velocity_loop", env)
     graph = AgentGraph(
         [
             _nav_node(env),

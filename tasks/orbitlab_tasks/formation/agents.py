@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -21,17 +22,13 @@ import torch
 from orbitlab.agent import (
     AgentGraph,
     AllocationCfg,
-    AllocationNode,
     CwLqrCfg,
-    CwLqrNode,
     HillForceToBodyCfg,
-    HillForceToBodyNode,
     Node,
     NodeCfg,
     QuaternionPDCfg,
-    QuaternionPDNode,
+    SceneNode,
     VelocityLoopCfg,
-    VelocityLoopNode,
     mean_motion,
 )
 from orbitlab_tasks.formation import geometry as geo
@@ -47,19 +44,19 @@ from orbitlab_tasks.formation.constants import (
 )
 
 
-class SensorTapNode(Node):
+class SensorTapNode(SceneNode):
     """Publishes `env.scene.sensors[key].value` under `key` for every sensor of the scene."""
 
     def __init__(self, cfg: NodeCfg, name: str, env: Any) -> None:
         self.sensors = env.scene.sensors
         self.output_names = tuple(self.sensors)
-        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        super().__init__(cfg, name, env)
 
     def compute(self, inputs):
         return {key: sensor.value for key, sensor in self.sensors.items()}
 
 
-class ReferencePointNode(Node):
+class ReferencePointNode(SceneNode):
     """Position (m) and velocity (m/s) of the formation's reference point in the scene's world
     frame (ECI axes, origin at the chief), advanced every physics step:
 
@@ -73,7 +70,7 @@ class ReferencePointNode(Node):
     output_names = ("reference_pos", "reference_vel")
 
     def __init__(self, cfg: NodeCfg, name: str, env: Any, mu_km3_s2: float | None = None):
-        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        super().__init__(cfg, name, env)
         self.view = env.scene.view
         self.mu = env.scene.cfg.orbit.central_body.gm if mu_km3_s2 is None else mu_km3_s2
         kw = {"dtype": torch.float64, "device": self.device}
@@ -100,7 +97,7 @@ class ReferencePointNode(Node):
         return {"reference_pos": self.pos.clone(), "reference_vel": self.vel.clone()}
 
 
-class LeaderWaypointNode(Node):
+class LeaderWaypointNode(SceneNode):
     """The leader's Hill-frame state relative to the active waypoint (truth, from the reference
     point), its target attitude (the waypoint's, body -> ECI) and hill_to_body (its star
     tracker). Outputs: rel_pos (N, 3) m, rel_vel (N, 3) m/s, target_attitude (N, 4),
@@ -110,7 +107,7 @@ class LeaderWaypointNode(Node):
     output_names = ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")
 
     def __init__(self, cfg: NodeCfg, name: str, env: Any, command: str = "waypoint") -> None:
-        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        super().__init__(cfg, name, env)
         self.env, self.command = env, command
 
     def compute(self, inputs):
@@ -130,7 +127,7 @@ class LeaderWaypointNode(Node):
         }
 
 
-class FollowerSlotNode(Node):
+class FollowerSlotNode(SceneNode):
     """A follower's slot error from its own sensors. Inputs: relative_nav (N, 10) to the leader,
     star_tracker (N, 4). Outputs: rel_pos = rho_f - rho_leader - offset (m), rel_vel (m/s),
     Hill axes; target_attitude = the leader's attitude, body -> ECI (N, 4); hill_to_body."""
@@ -138,10 +135,10 @@ class FollowerSlotNode(Node):
     input_names = ("relative_nav", "star_tracker")
     output_names = ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any, offset_m) -> None:
-        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+    def __init__(self, cfg: FollowerSlotCfg, name: str, env: Any) -> None:
+        super().__init__(cfg, name, env)
         self.view = env.scene.view
-        self.offset = torch.as_tensor(offset_m, dtype=torch.float64, device=self.device)
+        self.offset = torch.as_tensor(cfg.offset_m, dtype=torch.float64, device=self.device)
 
     def compute(self, inputs):
         C, _ = self.view.hill()
@@ -154,77 +151,61 @@ class FollowerSlotNode(Node):
         }
 
 
+@dataclass(kw_only=True)
+class FollowerSlotCfg(NodeCfg):
+    """A follower's slot estimator (`FollowerSlotNode`)."""
+
+    class_type: type | None = FollowerSlotNode
+    offset_m: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """The slot relative to the leader, Hill axes, m."""
+
+
 def _flyer_chain(env, entity: str, gains: FlyerGains, period_s: float) -> list[Node]:
     """CW-LQR + quaternion PD -> body wrench -> thruster forces of `entity`."""
-    n, dt, dev = env.num_envs, env.physics_dt, env.device
     w, J = gains.attitude_bandwidth_rad_s, geo.INERTIA_KGM2
 
     def key(name: str) -> str:
         return f"{entity}/{name}"
 
-    lqr = CwLqrNode(
-        CwLqrCfg(
-            mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM, env.scene.cfg.orbit.central_body.gm),
-            mass_kg=geo.MASS_KG,
-            q_pos=gains.q_pos,
-            q_vel=gains.q_vel,
-            r_force=gains.r_force,
-            max_force_n=gains.max_force_n,
-            period_s=period_s,
-            inputs={"rel_pos": key("rel_pos"), "rel_vel": key("rel_vel")},
-            outputs={"force_hill": key("force_hill")},
-        ),
-        f"{entity}_lqr",
-        n,
-        dt,
-        dev,
-    )
-    pd = QuaternionPDNode(
-        QuaternionPDCfg(
-            kp_nm=2.0 * J * w * w,
-            kd_nms=2.0 * 0.9 * w * J,
-            inertia_kgm2=(J, J, J),
-            max_torque_nm=gains.max_torque_nm,
-            period_s=period_s,
-            inputs={
-                "attitude": key("star_tracker"),
-                "rate": key("gyro"),
-                "target_attitude": key("target_attitude"),
-            },
-            outputs={"torque": key("torque")},
-        ),
-        f"{entity}_attitude",
-        n,
-        dt,
-        dev,
-    )
-    wrench = HillForceToBodyNode(
-        HillForceToBodyCfg(
-            period_s=period_s,
-            inputs={
-                "force_hill": key("force_hill"),
-                "hill_to_body": key("hill_to_body"),
-                "torque": key("torque"),
-            },
-            outputs={"wrench_body": key("wrench_body")},
-        ),
-        f"{entity}_wrench",
-        n,
-        dt,
-        dev,
-    )
-    alloc = AllocationNode(
-        AllocationCfg(
-            allocator=env.scene.actuators[key("rcs")].allocator(),
-            period_s=period_s,
-            inputs={"wrench_body": key("wrench_body")},
-            outputs={"thruster_force": key("thruster_force")},
-        ),
-        f"{entity}_allocation",
-        n,
-        dt,
-        dev,
-    )
+    lqr = CwLqrCfg(
+        mean_motion_rad_s=mean_motion(geo.ORBIT_A_KM, env.scene.cfg.orbit.central_body.gm),
+        mass_kg=geo.MASS_KG,
+        q_pos=gains.q_pos,
+        q_vel=gains.q_vel,
+        r_force=gains.r_force,
+        max_force_n=gains.max_force_n,
+        period_s=period_s,
+        inputs={"rel_pos": key("rel_pos"), "rel_vel": key("rel_vel")},
+        outputs={"force_hill": key("force_hill")},
+    ).build(f"{entity}_lqr", env)
+    pd = QuaternionPDCfg(
+        kp_nm=2.0 * J * w * w,
+        kd_nms=2.0 * 0.9 * w * J,
+        inertia_kgm2=(J, J, J),
+        max_torque_nm=gains.max_torque_nm,
+        period_s=period_s,
+        inputs={
+            "attitude": key("star_tracker"),
+            "rate": key("gyro"),
+            "target_attitude": key("target_attitude"),
+        },
+        outputs={"torque": key("torque")},
+    ).build(f"{entity}_attitude", env)
+    wrench = HillForceToBodyCfg(
+        period_s=period_s,
+        inputs={
+            "force_hill": key("force_hill"),
+            "hill_to_body": key("hill_to_body"),
+            "torque": key("torque"),
+        },
+        outputs={"wrench_body": key("wrench_body")},
+    ).build(f"{entity}_wrench", env)
+    alloc = AllocationCfg(
+        allocator=env.scene.actuators[key("rcs")].allocator(),
+        period_s=period_s,
+        inputs={"wrench_body": key("wrench_body")},
+        outputs={"thruster_force": key("thruster_force")},
+    ).build(f"{entity}_allocation", env)
     return [lqr, pd, wrench, alloc]
 
 
@@ -234,35 +215,28 @@ def _slot_outputs(entity: str) -> dict[str, str]:
 
 def leader_nodes(env, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
     """Sensor tap, reference point and the leader's waypoint controller."""
-    tap = SensorTapNode(NodeCfg(period_s=period_s), "sensors", env)
-    ref = ReferencePointNode(NodeCfg(), "reference", env)
-    leader = LeaderWaypointNode(
-        NodeCfg(
-            period_s=period_s,
-            inputs={"star_tracker": f"{geo.LEADER}/star_tracker"},
-            outputs=_slot_outputs(geo.LEADER),
-        ),
-        "leader_waypoint",
-        env,
-    )
+    tap = NodeCfg(class_type=SensorTapNode, period_s=period_s).build("sensors", env)
+    ref = NodeCfg(class_type=ReferencePointNode).build("reference", env)
+    leader = NodeCfg(
+        class_type=LeaderWaypointNode,
+        period_s=period_s,
+        inputs={"star_tracker": f"{geo.LEADER}/star_tracker"},
+        outputs=_slot_outputs(geo.LEADER),
+    ).build("leader_waypoint", env)
     return [tap, ref, leader, *_flyer_chain(env, geo.LEADER, LEADER_GAINS, period_s)]
 
 
 def follower_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
     """The follower's slot estimate and its LQR/PD/allocation chain."""
-    slot = FollowerSlotNode(
-        NodeCfg(
-            period_s=period_s,
-            inputs={
-                "relative_nav": f"{follower}/relative_nav",
-                "star_tracker": f"{follower}/star_tracker",
-            },
-            outputs=_slot_outputs(follower),
-        ),
-        f"{follower}_slot",
-        env,
-        geo.SLOT_OFFSETS_M[follower],
-    )
+    slot = FollowerSlotCfg(
+        offset_m=geo.SLOT_OFFSETS_M[follower],
+        period_s=period_s,
+        inputs={
+            "relative_nav": f"{follower}/relative_nav",
+            "star_tracker": f"{follower}/star_tracker",
+        },
+        outputs=_slot_outputs(follower),
+    ).build(f"{follower}_slot", env)
     return [slot, *_flyer_chain(env, follower, FOLLOWER_GAINS, period_s)]
 
 
@@ -281,38 +255,28 @@ def follower_attitude_nodes(
     proportional velocity loop on the follower's navigated slot error rate gives the force."""
     lqr, pd, wrench, alloc = _flyer_chain(env, follower, FOLLOWER_GAINS, period_s)
     del lqr
-    slot = FollowerSlotNode(
-        NodeCfg(
-            period_s=period_s,
-            inputs={
-                "relative_nav": f"{follower}/relative_nav",
-                "star_tracker": f"{follower}/star_tracker",
-            },
-            outputs=_slot_outputs(follower),
-        ),
-        f"{follower}_slot",
-        env,
-        geo.SLOT_OFFSETS_M[follower],
-    )
+    slot = FollowerSlotCfg(
+        offset_m=geo.SLOT_OFFSETS_M[follower],
+        period_s=period_s,
+        inputs={
+            "relative_nav": f"{follower}/relative_nav",
+            "star_tracker": f"{follower}/star_tracker",
+        },
+        outputs=_slot_outputs(follower),
+    ).build(f"{follower}_slot", env)
     if not velocity_loop:
         return [slot, pd, wrench, alloc]
-    loop = VelocityLoopNode(
-        VelocityLoopCfg(
-            mass_kg=geo.MASS_KG,
-            time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
-            max_force_n=FOLLOWER_GAINS.max_force_n,
-            period_s=period_s,
-            inputs={
-                "velocity_command": f"{follower}/velocity_command",
-                "velocity": f"{follower}/rel_vel",
-            },
-            outputs={"force": f"{follower}/force_hill"},
-        ),
-        f"{follower}_velocity_loop",
-        env.num_envs,
-        env.physics_dt,
-        env.device,
-    )
+    loop = VelocityLoopCfg(
+        mass_kg=geo.MASS_KG,
+        time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,
+        max_force_n=FOLLOWER_GAINS.max_force_n,
+        period_s=period_s,
+        inputs={
+            "velocity_command": f"{follower}/velocity_command",
+            "velocity": f"{follower}/rel_vel",
+        },
+        outputs={"force": f"{follower}/force_hill"},
+    ).build(f"{follower}_velocity_loop", env)
     return [slot, loop, pd, wrench, alloc]
 
 

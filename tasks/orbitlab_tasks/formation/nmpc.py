@@ -19,18 +19,17 @@ directly: `ManagerBasedRLEnv(nmpc_cfg(1))`, see `scripts/formation_study.py`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import torch
 
-from orbitlab.agent import AgentGraph, AllocationCfg, AllocationNode, Node, NodeCfg
+from orbitlab.agent import AgentGraph, AllocationCfg, Node, NodeCfg, SceneNode
 from orbitlab.agent.attitude import attitude_error, scale_to_norm
 from orbitlab.agent.nmpc import (
     STATE_DIM,
     FormationNmpc,
-    FormationNmpcNode,
     FormationNmpcNodeCfg,
     NmpcCfg,
 )
@@ -45,7 +44,7 @@ NMPC_NODE = "formation_nmpc"
 """Name of the NMPC node in the graph (`env.agent.node(NMPC_NODE)`)."""
 
 
-class LeaderPlanNode(Node):
+class LeaderPlanNode(SceneNode):
     """The leader's predicted states over the NMPC horizon, Hill frame of the chief.
 
     Start: the leader's true position and velocity (it is the scenario's scripted agent, as in
@@ -61,25 +60,17 @@ class LeaderPlanNode(Node):
     input_names = ("reference_pos", "reference_vel", "star_tracker", "gyro", "force_hill", "torque")
     output_names = ("plan",)
 
-    def __init__(
-        self,
-        cfg: NodeCfg,
-        name: str,
-        env: Any,
-        lqr: Node,
-        pd: Node,
-        model: FormationNmpc,
-        command: str = "waypoint",
-    ) -> None:
-        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
-        self.env, self.command, self.model = env, command, model
+    def __init__(self, cfg: LeaderPlanCfg, name: str, env: Any) -> None:
+        super().__init__(cfg, name, env)
+        lqr, pd = cfg.lqr, cfg.attitude
+        self.command, self.model = cfg.command, cfg.model
         self.K = lqr.K.detach().cpu().numpy()
         self.max_force = lqr.max_force.detach().cpu().numpy()
         self.kp, self.kd = pd.kp.cpu().numpy(), pd.kd.cpu().numpy()
         self.inertia = None if pd.inertia is None else pd.inertia.cpu().numpy()
         self.max_torque = pd.cfg.max_torque_nm
-        self.steps = model.cfg.horizon_steps
-        self.step_map = model.step.map(self.num_envs)
+        self.steps = self.model.cfg.horizon_steps
+        self.step_map = self.model.step.map(self.num_envs)
 
     def _law(
         self, x: np.ndarray, target_p: np.ndarray, target_v: np.ndarray, target_q: torch.Tensor
@@ -128,7 +119,23 @@ class LeaderPlanNode(Node):
         return {"plan": torch.as_tensor(plan, dtype=torch.float64, device=self.device)}
 
 
-class FollowerStateNode(Node):
+@dataclass(kw_only=True)
+class LeaderPlanCfg(NodeCfg):
+    """The leader's plan (`LeaderPlanNode`): the leader's own LQR and attitude nodes, whose
+    gains it rolls out, and the NMPC model it rolls them out on."""
+
+    class_type: type | None = LeaderPlanNode
+    lqr: Any = None
+    """The leader's `CwLqrNode`."""
+    attitude: Any = None
+    """The leader's `QuaternionPDNode`."""
+    model: Any = None
+    """A `FormationNmpc` without obstacles (its dynamics and horizon)."""
+    command: str = "waypoint"
+    """The waypoint command term the plan follows."""
+
+
+class FollowerStateNode(SceneNode):
     """A follower's NMPC state (N, 13) from its own sensors and the leader's shared plan:
     p = p_leader - nav_pos, v = v_leader - nav_vel (Hill axes, m, m/s), q = its star tracker in
     Hill axes (body -> Hill), w = its gyro (rad/s, body). Inputs: relative_nav (N, 10),
@@ -138,7 +145,7 @@ class FollowerStateNode(Node):
     output_names = ("state",)
 
     def __init__(self, cfg: NodeCfg, name: str, env: Any) -> None:
-        super().__init__(cfg, name, env.num_envs, env.physics_dt, env.device)
+        super().__init__(cfg, name, env)
         self.view = env.scene.view
 
     def compute(self, inputs):
@@ -163,80 +170,60 @@ def nmpc_nodes(
 ) -> list[Node]:
     """Leader plan, follower states, the NMPC node and each follower's allocation."""
     nmpc = nmpc or follower_nmpc_cfg()
-    n, dt, dev = env.num_envs, env.physics_dt, env.device
     built = leader_nodes(env, period_s)
     by_name = {node.name: node for node in built}
     leader_model = FormationNmpc(replace(nmpc, num_obstacles=0))
     L = geo.LEADER
-    plan = LeaderPlanNode(
-        NodeCfg(
-            period_s=period_s,
-            inputs={
-                "star_tracker": f"{L}/star_tracker",
-                "gyro": f"{L}/gyro",
-                "force_hill": f"{L}/force_hill",
-                "torque": f"{L}/torque",
-            },
-            outputs={"plan": f"{L}/plan"},
-        ),
-        "leader_plan",
-        env,
-        by_name[f"{L}_lqr"],
-        by_name[f"{L}_attitude"],
-        leader_model,
-    )
+    plan = LeaderPlanCfg(
+        lqr=by_name[f"{L}_lqr"],
+        attitude=by_name[f"{L}_attitude"],
+        model=leader_model,
+        period_s=period_s,
+        inputs={
+            "star_tracker": f"{L}/star_tracker",
+            "gyro": f"{L}/gyro",
+            "force_hill": f"{L}/force_hill",
+            "torque": f"{L}/torque",
+        },
+        outputs={"plan": f"{L}/plan"},
+    ).build("leader_plan", env)
     nodes = [*built, plan]
     for f in geo.FOLLOWERS:
         nodes.append(
-            FollowerStateNode(
-                NodeCfg(
-                    period_s=period_s,
-                    inputs={
-                        "relative_nav": f"{f}/relative_nav",
-                        "star_tracker": f"{f}/star_tracker",
-                        "gyro": f"{f}/gyro",
-                        "leader_plan": f"{L}/plan",
-                    },
-                    outputs={"state": f"{f}/nmpc_state"},
-                ),
-                f"{f}_state",
-                env,
-            )
+            NodeCfg(
+                class_type=FollowerStateNode,
+                period_s=period_s,
+                inputs={
+                    "relative_nav": f"{f}/relative_nav",
+                    "star_tracker": f"{f}/star_tracker",
+                    "gyro": f"{f}/gyro",
+                    "leader_plan": f"{L}/plan",
+                },
+                outputs={"state": f"{f}/nmpc_state"},
+            ).build(f"{f}_state", env)
         )
     inputs = {"leader_plan": f"{L}/plan"}
     inputs.update({f"state/{f}": f"{f}/nmpc_state" for f in geo.FOLLOWERS})
     outputs = {f"wrench/{f}": f"{f}/wrench_body" for f in geo.FOLLOWERS}
     outputs.update({f"plan/{f}": f"{f}/plan" for f in geo.FOLLOWERS})
     nodes.append(
-        FormationNmpcNode(
-            FormationNmpcNodeCfg(
-                period_s=period_s,
-                nmpc=nmpc,
-                agents=geo.FOLLOWERS,
-                slot_offsets_m=tuple(geo.SLOT_OFFSETS_M[f] for f in geo.FOLLOWERS),
-                inputs=inputs,
-                outputs=outputs,
-            ),
-            NMPC_NODE,
-            n,
-            dt,
-            dev,
-        )
+        FormationNmpcNodeCfg(
+            period_s=period_s,
+            nmpc=nmpc,
+            agents=geo.FOLLOWERS,
+            slot_offsets_m=tuple(geo.SLOT_OFFSETS_M[f] for f in geo.FOLLOWERS),
+            inputs=inputs,
+            outputs=outputs,
+        ).build(NMPC_NODE, env)
     )
     for f in geo.FOLLOWERS:
         nodes.append(
-            AllocationNode(
-                AllocationCfg(
-                    allocator=env.scene.actuators[f"{f}/rcs"].allocator(),
-                    period_s=period_s,
-                    inputs={"wrench_body": f"{f}/wrench_body"},
-                    outputs={"thruster_force": f"{f}/thruster_force"},
-                ),
-                f"{f}_allocation",
-                n,
-                dt,
-                dev,
-            )
+            AllocationCfg(
+                allocator=env.scene.actuators[f"{f}/rcs"].allocator(),
+                period_s=period_s,
+                inputs={"wrench_body": f"{f}/wrench_body"},
+                outputs={"thruster_force": f"{f}/thruster_force"},
+            ).build(f"{f}_allocation", env)
         )
     return nodes
 

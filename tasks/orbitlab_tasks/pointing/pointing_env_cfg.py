@@ -21,9 +21,7 @@ import torch
 from orbitlab.agent import (
     AgentGraph,
     QuaternionPDCfg,
-    QuaternionPDNode,
     TorqueToWheelsCfg,
-    TorqueToWheelsNode,
 )
 from orbitlab.agent.attitude import attitude_error
 from orbitlab.envs import mdp
@@ -289,27 +287,15 @@ def pd_agent(env):
     wn, zeta = 0.1, 0.9
     kp = tuple(2.0 * wn**2 * j for j in inertia)  # q_e,vec ~ theta / 2
     kd = tuple(2.0 * zeta * wn * j for j in inertia)
-    pd = QuaternionPDNode(
-        QuaternionPDCfg(
-            kp_nm=kp,
-            kd_nms=kd,
-            max_torque_nm=MAX_TORQUE_NM,
-            inertia_kgm2=tuple(inertia),
-            period_s=0.1,
-            inputs={"attitude": "star_tracker", "rate": "gyro", "target_attitude": "attitude"},
-        ),
-        "pd",
-        env.num_envs,
-        env.physics_dt,
-        env.device,
-    )
-    wheels = TorqueToWheelsNode(
-        TorqueToWheelsCfg(max_wheel_torque_nm=MAX_TORQUE_NM, period_s=0.1),
-        "wheels",
-        env.num_envs,
-        env.physics_dt,
-        env.device,
-    )
+    pd = QuaternionPDCfg(
+        kp_nm=kp,
+        kd_nms=kd,
+        max_torque_nm=MAX_TORQUE_NM,
+        inertia_kgm2=tuple(inertia),
+        period_s=0.1,
+        inputs={"attitude": "star_tracker", "rate": "gyro", "target_attitude": "attitude"},
+    ).build("pd", env)
+    wheels = TorqueToWheelsCfg(max_wheel_torque_nm=MAX_TORQUE_NM, period_s=0.1).build("wheels", env)
     graph = AgentGraph([pd, wheels], external_inputs=["star_tracker", "gyro", "attitude"])
     return graph, {"wheel_torque": "sat/wheels"}
 
