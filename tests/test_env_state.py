@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from orbitlab.demos.layout import StateLayout
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
-from orbitlab.envs.state import StateLayout, get_state, set_state, states_equal
+from orbitlab.envs.state import get_state, set_state, states_equal
 from orbitlab_tasks import task_entry
 
 

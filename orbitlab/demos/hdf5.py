@@ -48,7 +48,7 @@ import h5py
 import numpy as np
 
 from orbitlab.cli import UserError
-from orbitlab.envs.state import StateLayout
+from orbitlab.demos.layout import StateLayout
 
 REQUIRED = ("obs", "next_obs", "actions", "rewards", "dones", "states", "initial_state")
 """Members every complete demo group has (written in this order, `num_samples` attr last)."""
