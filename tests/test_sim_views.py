@@ -1,7 +1,8 @@
 """SimView's per-state cache: shared quantities are computed once per state and never stale.
 
 Every check compares a cached value with the same quantity computed afresh, exactly
-(`torch.equal`): a cache hit and a recomputation run the same arithmetic.
+(`torch.equal`): a cache hit and a recomputation run the same arithmetic. A state ends at
+`invalidate()` (after steps, resets, state edits and every event term).
 """
 
 from __future__ import annotations
@@ -67,30 +68,34 @@ def test_cache_follows_resets_and_state_edits():
     _assert_fresh(scene, body)
 
 
-def test_torch_writes_to_the_state_end_the_cached_state():
-    """A write through a live view (no `invalidate()`) is seen: qpos's version counter."""
+def test_a_write_through_a_live_view_is_seen_after_invalidate():
+    """Writes through live views (or by MuJoCo, Warp, numpy) end the state at `invalidate()`;
+    every event term is followed by one (the event manager calls it)."""
     scene = _scene()
     view, chaser = scene.view, scene.entities["chaser"]
     body = chaser.root_body
     old = view.body_rotation(body).clone()
-    _, quat = chaser.root_pose()
-    quat[:] = torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=quat.dtype)  # 180 deg about x
+    chaser.data.root_quat_w[:] = torch.tensor([0.0, 1.0, 0.0, 0.0])  # 180 deg about x
+    view.invalidate()
     Q = view.body_rotation(body)
     assert not torch.equal(Q, old)
     assert torch.equal(Q[0], torch.diag(torch.tensor([1.0, -1.0, -1.0], dtype=Q.dtype)))
-    R = view.array("R")
     C = view.hill()[0]
-    R.mul_(1.001)  # a torch write to the chief's position
+    view.array("R").mul_(1.001)  # the chief's position
+    view.invalidate()
     assert view.hill()[0] is not C
+    _assert_fresh(scene, body)
 
 
-def test_a_written_result_is_recomputed():
+def test_cached_values_work_under_inference_mode():
+    """Training collects rollouts under torch.inference_mode: the cache must work there."""
     scene = _scene()
-    view = scene.view
-    C, _ = view.hill()
-    expected = C.clone()
-    C.zero_()  # a caller that wrote into the shared result
-    assert torch.equal(view.hill()[0], expected)
+    body = scene.entities["chaser"].root_body
+    with torch.inference_mode():
+        scene.step()
+        _assert_fresh(scene, body)
+        scene.reset(torch.tensor([0, 2]))
+        _assert_fresh(scene, body)
 
 
 def test_kept_noise_hashes_follow_resets_and_reseeds():

@@ -362,6 +362,7 @@ def set_state(
         if f"orbit/{name}" in state:
             values[ids] = state[f"orbit/{name}"]
     env.scene.view.invalidate()
+    env.scene.view.end_episodes()
     skipped = _set_components(env, state, ids)
     if restore_globals:
         _set_globals(env, state)

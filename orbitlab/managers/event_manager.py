@@ -53,6 +53,9 @@ class EventManager:
                 self._funcs[name](self.env, due, **call_params(cfg, self._refs[name]))
             elif ids.numel():
                 self._funcs[name](self.env, ids, **call_params(cfg, self._refs[name]))
+            else:
+                continue
+            self.env.scene.view.invalidate()  # an event edits the state: later terms see it
 
     def __str__(self) -> str:
         return term_table(

@@ -106,10 +106,6 @@ class CentralBodyCfg:
         ):
             if not np.isfinite(getattr(self, name)):
                 raise ValueError(f"central_body.{name} must be finite, got {getattr(self, name)}")
-        if self.atmosphere_rho0 < 0.0:  # a negative density would push, not drag
-            raise ValueError(
-                f"central_body.atmosphere_rho0 must be >= 0 kg/m^3, got {self.atmosphere_rho0}"
-            )
 
 
 @dataclass(kw_only=True)

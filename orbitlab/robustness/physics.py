@@ -26,9 +26,17 @@ ELEMENT_FIELDS = {
     "MagnetorquerCfg": ("axis_body", "max_dipole"),
 }
 CENTRAL = ("gm", "radius", "j2", "omega", "magnetic_b0", "magnetic_axis", "atmosphere_rho0")
-ALLOWED_NEGATIVE = {"position_body", "center_of_pressure_body", "j2", "omega", "magnetic_b0"}
+ALLOWED_NEGATIVE = {
+    "position_body",
+    "center_of_pressure_body",
+    "j2",
+    "omega",
+    "magnetic_b0",
+    "atmosphere_rho0",
+}
 """Fields where -1 can be legitimate input (a position; a retrograde spin; a negative B0
-flips the dipole as the axis does)."""
+flips the dipole as the axis does; a nonpositive reference density means no atmosphere,
+as the physics spec says: zero density, tests/test_orbit_laws.py)."""
 
 
 def _spec(timestep: float = 0.01):

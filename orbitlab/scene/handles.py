@@ -126,6 +126,7 @@ class EntityHandle:
         for target, value in parts:
             if value is not None:
                 target[worlds] = torch.as_tensor(value, dtype=target.dtype, device=target.device)
+        self.scene.view.invalidate()
         if refresh:
             self.scene.data.forward(_ids(worlds))
             self.scene.refresh_sensors(worlds)

@@ -167,6 +167,7 @@ class Scene:
         view.episode[worlds] += 1
         view.step_count[worlds] = 0
         view.invalidate()
+        view.end_episodes()
         self.actuator_context.external[worlds] = 0.0
         for group in self.actuators.values():
             group.reset(worlds)

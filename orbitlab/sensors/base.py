@@ -166,6 +166,7 @@ class Sensor:
         """Key every world's noise by the environment seed `seed` (and `cfg.seed`)."""
         noise_seed = stream_seed(seed, f"sensors/{self.name}", self.cfg.seed)
         self.noise_key.copy_(world_keys(noise_seed, self.worlds))
+        self.view.end_episodes()
 
     @property
     def noise_dim(self) -> int:
@@ -215,12 +216,11 @@ class Sensor:
 
     # ------------------------------------------------------------------ run
     def _episode_hash(self, stream: int, worlds: torch.Tensor | slice) -> torch.Tensor:
-        """`noise.episode_hash` of `worlds`, kept for every world until a reset or reseed
-        (a write to the episode counters or the keys: their torch version changes)."""
+        """`noise.episode_hash` of `worlds`, kept for every world until a reset, a reseed or
+        a restored state (`SimView.end_episodes`)."""
         view = self.view
-        h = view.memo_while(
+        h = view.episodic(
             ("noise_hash", self.name, stream),
-            (id(view.episode), view.episode._version, id(self.noise_key), self.noise_key._version),
             lambda: episode_hash(self.noise_key, stream, view.episode),
         )
         return h[worlds]

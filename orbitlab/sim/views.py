@@ -13,12 +13,11 @@ truth state as torch tensors on the simulation's device:
   shared by every sensor, actuator and term that asks for it.
 
 Staleness: everything derived (frames, Hill frame, body rotations, memos) is computed at
-most once per state. A state is ended by `invalidate()` (the scene calls it after every
-physics step, reset and state edit) and, as a safety net, by any in-place torch write to
-the arrays a quantity is derived from (qpos, qvel, R, V: their torch version counters,
-which every view of an array shares) or to a returned tensor itself. Writes that bypass
-torch (MuJoCo, Warp, numpy) are seen only through `invalidate()`. Returned tensors are
-shared: treat them as read-only.
+most once per state. A state is ended by `invalidate()`: the scene calls it after every
+physics step, reset and state edit (`EntityHandle.set_root_state`, `set_state`); code that
+writes the state through a live view itself calls it too. Per-episode quantities (the
+sensors' noise hashes) last until `end_episodes()` (a reset, a reseed, a restored state).
+Returned tensors are shared: treat them as read-only.
 * per-world counters `step_count` (physics steps since the world's last reset)
   and `episode` (resets so far), which drive the sensors' timers and noise.
 """
@@ -34,17 +33,6 @@ from orbitlab.quiet import wp  # Warp, started quietly
 
 FRAME_FIELDS = ("Q", "com", "omega", "v_com")
 T = TypeVar("T")
-
-
-def _versions(value: object) -> tuple[int, ...]:
-    """Version counters of a memoised value's tensors (a tensor, or a tuple/dict of them)."""
-    if isinstance(value, torch.Tensor):
-        return (value._version,)
-    if isinstance(value, dict):
-        value = tuple(value.values())
-    if isinstance(value, tuple):
-        return tuple(v._version for v in value if isinstance(v, torch.Tensor))
-    return ()
 
 
 class SimView:
@@ -63,38 +51,33 @@ class SimView:
         """Number of resets of each world."""
         self._frames: dict[str, torch.Tensor] | None = None
         self._free_adr: dict[int, tuple[int, int] | None] = {}
-        self._memo: dict[object, tuple[object, tuple[int, ...]]] = {}
-        self._lasting: dict[object, tuple[object, tuple[int, ...]]] = {}
-        self._state_sources = tuple(self.array(k) for k in ("qpos", "qvel", "R", "V"))
+        self._memo: dict[object, object] = {}
+        self._episodic: dict[object, object] = {}
 
-    def memo_while(self, key: object, stamp: tuple[int, ...], compute: Callable[[], T]) -> T:
-        """`compute()` kept under `key` while `stamp` (e.g. torch version counters of its
-        inputs) stays the same; unlike `memo`, it outlives physics steps."""
-        hit = self._lasting.get(key)
-        if hit is None or hit[1] != stamp:
-            hit = self._lasting[key] = (compute(), stamp)
-        return hit[0]  # type: ignore[return-value]
+    def episodic(self, key: object, compute: Callable[[], T]) -> T:
+        """`compute()` kept under `key` until `end_episodes()`: it outlives physics steps."""
+        if key not in self._episodic:
+            self._episodic[key] = compute()
+        return self._episodic[key]  # type: ignore[return-value]
 
-    def _versions(self) -> tuple[int, ...]:
-        """Torch version counters of the state arrays (bumped by in-place torch writes)."""
-        return tuple(t._version for t in self._state_sources)
+    def end_episodes(self) -> None:
+        """Forget the per-episode quantities (after a reset, a reseed or a restored state)."""
+        self._episodic.clear()
 
     def memo(self, key: object, compute: Callable[[], T]) -> T:
         """`compute()` once per state under `key` (see the module docstring on staleness);
         the result (a tensor or a tuple of tensors) is shared: do not write to it."""
-        value = self.memo_get(key)
-        return self.memo_put(key, compute()) if value is None else value
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[return-value]
 
     def memo_get(self, key: object) -> Any:
         """The value memoised under `key` for the current state, else None."""
-        hit = self._memo.get(key)
-        if hit is not None and hit[1] == self._versions() + _versions(hit[0]):
-            return hit[0]
-        return None
+        return self._memo.get(key)
 
     def memo_put(self, key: object, value: T) -> T:
         """Memoise `value` (not None) under `key` for the current state; returns it."""
-        self._memo[key] = (value, self._versions() + _versions(value))
+        self._memo[key] = value
         return value
 
     def array(self, name: str) -> torch.Tensor:
