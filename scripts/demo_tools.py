@@ -59,4 +59,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main, sys.argv[1:], "demo_tools"))
+    sys.exit(run(main, sys.argv[1:], "demo_tools", __doc__))

@@ -378,3 +378,10 @@ def test_lists_are_typed_as_hydra_writes_them_or_comma_separated(text):
 def test_a_bad_list_is_one_error_naming_the_whole_value(text):
     with pytest.raises(ArgumentError, match=r"nworld=.* expected a list of integers >= 1"):
         integers(min=1)("nworld", text)
+
+
+def test_key_value_scripts_print_their_usage_on_help(capsys):
+    from orbitlab.cli.args import run
+
+    assert run(lambda argv: 1 / 0, ["--help"], "tool", "usage: tool file=...") == 0
+    assert capsys.readouterr().out.strip() == "usage: tool file=..."

@@ -245,9 +245,15 @@ def wants_verbose(argv: Sequence[str]) -> bool:
     )
 
 
-def run(main: Callable[[list[str]], int | None], argv: list[str], prog: str) -> int:
+def run(
+    main: Callable[[list[str]], int | None], argv: list[str], prog: str, doc: str | None = None
+) -> int:
     """`main(argv)`'s exit status; an ArgumentError is one line on stderr and status 2, a
-    UserError one line and status 1 (both with the traceback under verbose=true)."""
+    UserError one line and status 1 (both with the traceback under verbose=true); `-h` or
+    `--help` prints `doc` (the command's usage) and returns 0."""
+    if "-h" in argv or "--help" in argv:
+        print(doc or f"usage: {prog} key=value ...")
+        return 0
     try:
         return int(main(argv) or 0)
     except UserError as error:

@@ -68,4 +68,6 @@ def _main(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    return run(_main, argv, "hostile_inputs")
+    import orbitlab.robustness
+
+    return run(_main, argv, "hostile_inputs", orbitlab.robustness.__doc__)
