@@ -484,7 +484,7 @@ def velocity_error(
     mis = probe_misalignment_from(state["body_to_port"])
     err = state["vel"] - reference_velocity(state["pos"], mis, **glideslope)
     if body_axes:
-        err = (state["body_to_port"].transpose(-1, -2) @ err[..., None])[..., 0]
+        err = rotate_inverse(state["body_to_port"], err)
     return err
 
 
