@@ -31,6 +31,8 @@ from orbitlab.sensors.rotations import (
     quat_from_matrix,
     quat_from_rotation_vector,
     quat_to_matrix,
+    rotate,
+    rotate_inverse,
 )
 
 DEG = math.pi / 180.0
@@ -46,11 +48,16 @@ def docking_rotation(like: torch.Tensor) -> torch.Tensor:
     return torch.tensor(DOCKING_ROTATION, dtype=like.dtype, device=like.device)
 
 
+def error_quaternion_from(body_to_port: torch.Tensor) -> torch.Tensor:
+    """Quaternion (N, 4), w >= 0, of the chaser's rotation away from the docking attitude
+    (body axes)."""
+    return quat_from_matrix(docking_rotation(body_to_port).T @ body_to_port)
+
+
 def attitude_error_from(body_to_port: torch.Tensor) -> torch.Tensor:
     """Vector part (N, 3) of the quaternion of the chaser's rotation away from the docking
     attitude (body axes; ~ half the error angle times its axis)."""
-    error = docking_rotation(body_to_port).T @ body_to_port
-    return quat_from_matrix(error)[:, 1:]
+    return error_quaternion_from(body_to_port)[:, 1:]
 
 
 def hill_from_gnss(gnss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -120,15 +127,14 @@ def measured_state(
     port_to_hill = quat_to_matrix(nav[:, 6:10])
     rho, rho_dot = nav[:, :3], nav[:, 3:6]
     lever_b = lever.expand_as(gyro)
-    pos_h = -rho + (body_to_hill @ lever_b[..., None])[..., 0]
-    vel_h = (
-        -(rho_dot + torch.cross(omega_hill, rho, dim=-1))
-        + (body_to_hill @ torch.cross(gyro, lever_b, dim=-1)[..., None])[..., 0]
+    pos_h = -rho + rotate(body_to_hill, lever_b)
+    vel_h = -(rho_dot + torch.cross(omega_hill, rho, dim=-1)) + rotate(
+        body_to_hill, torch.cross(gyro, lever_b, dim=-1)
     )
     hill_to_port = port_to_hill.transpose(-1, -2)
     return {
-        "pos": (hill_to_port @ pos_h[..., None])[..., 0],
-        "vel": (hill_to_port @ vel_h[..., None])[..., 0],
+        "pos": rotate_inverse(port_to_hill, pos_h),
+        "vel": rotate_inverse(port_to_hill, vel_h),
         "body_to_port": hill_to_port @ body_to_hill,
         "body_to_hill": body_to_hill,
         "port_to_hill": port_to_hill,
@@ -136,40 +142,33 @@ def measured_state(
     }
 
 
-def _cached(env, key: str, compute):
-    """`compute()` once per simulation state: several terms of one step share it. The
-    state is identified by the worlds' physics step and reset counters (a step or a
-    reset changes them; events run only inside resets)."""
-    view = env.scene.view
-    stamp = (int(view.step_count.sum()), int(view.episode.sum()))
-    cache = env.__dict__.setdefault("_docking_cache", {})
-    if key not in cache or cache[key][0] != stamp:
-        cache[key] = (stamp, compute())
-    return cache[key][1]
-
-
 def measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
-    """`measured_state` from the chaser's current sensor readings."""
+    """`measured_state` from the chaser's current sensor readings, once per simulation state
+    (`SimView.memo`: every term of a step shares it; shared, read-only)."""
+    return env.scene.view.memo(
+        ("docking/measured", chaser.name), lambda: _measured_state_env(env, chaser)
+    )
+
+
+def _measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     s = chaser.sensors
-    if not hasattr(env, "_docking_lever"):
-        env._docking_lever = probe_lever(env, chaser)
-    return _cached(
-        env,
-        f"measured/{chaser.name}",
-        lambda: measured_state(
-            s["relative_nav"].value,
-            s["star_tracker"].value,
-            s["gyro"].value,
-            s["gnss"].value,
-            env._docking_lever,
-        ),
+    levers = env.__dict__.setdefault("_docking_levers", {})
+    if chaser.name not in levers:
+        levers[chaser.name] = probe_lever(env, chaser)
+    return measured_state(
+        s["relative_nav"].value,
+        s["star_tracker"].value,
+        s["gyro"].value,
+        s["gnss"].value,
+        levers[chaser.name],
     )
 
 
 def truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     """True probe tip position / velocity relative to the port (port axes, m, m/s), the
-    chaser's body -> port rotation, and the latch sensor's misalignment (rad)."""
-    return _cached(env, f"truth/{chaser.name}", lambda: _truth_state(env, chaser))
+    chaser's body -> port rotation, and the latch sensor's misalignment (rad); once per
+    simulation state (`SimView.memo`; shared, read-only)."""
+    return env.scene.view.memo(("docking/truth", chaser.name), lambda: _truth_state(env, chaser))
 
 
 def _truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
@@ -181,8 +180,8 @@ def _truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     probe_axis = latch.body_rotation()[..., :, 2]
     mis = torch.acos((-(probe_axis * port_axes[..., :, 2]).sum(-1)).clamp(-1.0, 1.0))
     return {
-        "pos": (world_to_port @ (tip_pos - port_pos)[..., None])[..., 0],
-        "vel": (world_to_port @ (tip_vel - port_vel)[..., None])[..., 0],
+        "pos": rotate_inverse(port_axes, tip_pos - port_pos),
+        "vel": rotate_inverse(port_axes, tip_vel - port_vel),
         "body_to_port": world_to_port @ body,
         "misalignment": mis,
     }
@@ -201,6 +200,24 @@ def state_of(env, chaser: SceneEntityCfg, truth: bool) -> dict[str, torch.Tensor
     return truth_state(env, chaser) if truth else measured_state_env(env, chaser)
 
 
+def error_quaternion(env, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
+    """`error_quaternion_from` of the true or measured body -> port rotation, once per
+    simulation state (shared, read-only)."""
+    return env.scene.view.memo(
+        ("docking/error_quaternion", chaser.name, bool(truth)),
+        lambda: error_quaternion_from(state_of(env, chaser, truth)["body_to_port"]),
+    )
+
+
+def rotation_vector(env, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
+    """`rotation_vector_from` of the true or measured body -> port rotation, once per
+    simulation state (shared, read-only)."""
+    return env.scene.view.memo(
+        ("docking/rotation_vector", chaser.name, bool(truth)),
+        lambda: _rotation_vector(error_quaternion(env, chaser, truth)),
+    )
+
+
 def tip_position(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
     """Probe tip relative to the port, port axes, m (N, 3)."""
     return state_of(env, chaser, truth)["pos"]
@@ -213,8 +230,7 @@ def tip_velocity(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tens
 
 def docking_attitude_error(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
     """Vector part of the error quaternion from the docking attitude (N, 3)."""
-    state = state_of(env, chaser, truth)
-    return attitude_error_from(state["body_to_port"])
+    return error_quaternion(env, chaser, truth)[:, 1:]
 
 
 def latch_features(env, chaser: SceneEntityCfg) -> torch.Tensor:
@@ -468,7 +484,7 @@ def velocity_error(
     mis = probe_misalignment_from(state["body_to_port"])
     err = state["vel"] - reference_velocity(state["pos"], mis, **glideslope)
     if body_axes:
-        err = (state["body_to_port"].transpose(-1, -2) @ err[..., None])[..., 0]
+        err = rotate_inverse(state["body_to_port"], err)
     return err
 
 
@@ -498,7 +514,7 @@ def lateral_kernel(
 def attitude_kernel(env, chaser: SceneEntityCfg, sigma_rad: float) -> torch.Tensor:
     """1 - exp(-angle / sigma), angle of the true rotation away from the docking attitude
     (roll included), rad."""
-    vec = attitude_error_from(truth_state(env, chaser)["body_to_port"])
+    vec = error_quaternion(env, chaser, True)[:, 1:]
     angle = 2.0 * torch.asin(torch.linalg.vector_norm(vec, dim=-1).clamp(max=1.0))
     return 1.0 - torch.exp(-angle / sigma_rad)
 
@@ -511,8 +527,10 @@ def body_rate_norm(env, chaser: SceneEntityCfg) -> torch.Tensor:
 def rotation_vector_from(body_to_port: torch.Tensor) -> torch.Tensor:
     """Rotation vector (axis x angle, rad, body axes) of the chaser's rotation away from
     the docking attitude (N, 3)."""
-    error = docking_rotation(body_to_port).T @ body_to_port
-    q = quat_from_matrix(error)
+    return _rotation_vector(error_quaternion_from(body_to_port))
+
+
+def _rotation_vector(q: torch.Tensor) -> torch.Tensor:
     q = torch.where(q[:, :1] < 0.0, -q, q)
     vec = q[:, 1:]
     sin_half = torch.linalg.vector_norm(vec, dim=-1, keepdim=True)
@@ -534,8 +552,7 @@ def rate_error(env, chaser: SceneEntityCfg, truth: bool = False, **params) -> to
     """Body rate minus `reference_rate` of the attitude error, rad/s (N, 3); measured (gyro
     and star tracker) unless `truth`."""
     rate = body_rates(env, chaser) if truth else chaser.sensors["gyro"].value
-    state = state_of(env, chaser, truth)
-    return rate - reference_rate(rotation_vector_from(state["body_to_port"]), **params)
+    return rate - reference_rate(rotation_vector(env, chaser, truth), **params)
 
 
 def rate_tracking(env, chaser: SceneEntityCfg, **params) -> torch.Tensor:

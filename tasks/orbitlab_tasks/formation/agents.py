@@ -122,7 +122,9 @@ class LeaderWaypointNode(SceneNode):
         return {
             "rel_pos": rho - waypoint[:, :3],
             "rel_vel": rho_dot,
-            "target_attitude": geo.hill_to_eci_quat(C, waypoint[:, 3:7]),
+            "target_attitude": geo.hill_to_eci_quat(
+                C, waypoint[:, 3:7], geo.hill_eci_quat_of(env.scene.view)
+            ),
             "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"]),
         }
 
@@ -146,7 +148,9 @@ class FollowerSlotNode(SceneNode):
         return {
             "rel_pos": -nav[:, :3] - self.offset,
             "rel_vel": -nav[:, 3:6],
-            "target_attitude": geo.hill_to_eci_quat(C, nav[:, 6:10]),
+            "target_attitude": geo.hill_to_eci_quat(
+                C, nav[:, 6:10], geo.hill_eci_quat_of(self.view)
+            ),
             "hill_to_body": geo.hill_to_body(C, inputs["star_tracker"]),
         }
 

@@ -35,13 +35,24 @@ def hill_quat(C: torch.Tensor) -> torch.Tensor:
     return quat_from_matrix(C)
 
 
+def hill_quat_of(view) -> torch.Tensor:
+    """`hill_quat` of the scene's Hill frame (`view.hill()`), once per simulation state
+    (`SimView.memo`; shared, read-only)."""
+    return view.memo("formation/hill_quat", lambda: hill_quat(view.hill()[0]))
+
+
 def slot_offsets(device: torch.device | str) -> torch.Tensor:
     """(2, 3) slot offsets of the followers, Hill axes, m."""
     return torch.tensor([SLOT_OFFSETS_M[f] for f in FOLLOWERS], dtype=torch.float64, device=device)
 
 
 def slot_errors(env) -> torch.Tensor:
-    """True slot error rho_f - rho_leader - offset_f of each follower, (N, 2, 3), Hill axes, m."""
+    """True slot error rho_f - rho_leader - offset_f of each follower, (N, 2, 3), Hill axes, m;
+    once per simulation state (`SimView.memo`; shared, read-only)."""
+    return env.scene.view.memo("formation/slot_errors", lambda: _slot_errors(env))
+
+
+def _slot_errors(env) -> torch.Tensor:
     C, _ = env.scene.view.hill()
     leader = env.scene.entities[LEADER].data.root_pos_w.double()
     rel = torch.stack(
@@ -51,7 +62,12 @@ def slot_errors(env) -> torch.Tensor:
 
 
 def attitude_errors(env) -> torch.Tensor:
-    """True attitude error angle of each follower to the leader, (N, 2), rad in [0, pi]."""
+    """True attitude error angle of each follower to the leader, (N, 2), rad in [0, pi]; once
+    per simulation state (`SimView.memo`; shared, read-only)."""
+    return env.scene.view.memo("formation/attitude_errors", lambda: _attitude_errors(env))
+
+
+def _attitude_errors(env) -> torch.Tensor:
     q_leader = env.scene.entities[LEADER].data.root_quat_w.double()
     out = []
     for f in FOLLOWERS:
@@ -61,17 +77,35 @@ def attitude_errors(env) -> torch.Tensor:
 
 
 def measured_attitude_error(
-    nav: torch.Tensor, star_tracker: torch.Tensor, C: torch.Tensor
+    nav: torch.Tensor,
+    star_tracker: torch.Tensor,
+    C: torch.Tensor,
+    hill_q: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Error quaternion (N, 4) of a follower to the leader from its own sensors: relative
-    navigation (leader body -> Hill in nav[:, 6:10]) and star tracker (body -> ECI)."""
-    q_follower_hill = quat_multiply(hill_quat(C), star_tracker)
+    navigation (leader body -> Hill in nav[:, 6:10]) and star tracker (body -> ECI);
+    `hill_q`, if given, is `hill_quat(C)` computed before."""
+    q_follower_hill = quat_multiply(hill_quat(C) if hill_q is None else hill_q, star_tracker)
     return attitude_error(q_follower_hill, nav[:, 6:10])
 
 
-def hill_to_eci_quat(C: torch.Tensor, q_hill: torch.Tensor) -> torch.Tensor:
-    """An attitude given relative to the Hill frame (body -> Hill) as body -> ECI, (N, 4)."""
-    return quat_multiply(quat_from_matrix(C.transpose(-1, -2)), q_hill)
+def hill_to_eci_quat(
+    C: torch.Tensor, q_hill: torch.Tensor, hill_eci_q: torch.Tensor | None = None
+) -> torch.Tensor:
+    """An attitude given relative to the Hill frame (body -> Hill) as body -> ECI, (N, 4);
+    `hill_eci_q`, if given, is the Hill -> ECI quaternion of C computed before
+    (`hill_eci_quat_of`)."""
+    if hill_eci_q is None:
+        hill_eci_q = quat_from_matrix(C.transpose(-1, -2))
+    return quat_multiply(hill_eci_q, q_hill)
+
+
+def hill_eci_quat_of(view) -> torch.Tensor:
+    """The Hill -> ECI quaternion of the scene's Hill frame (`quat_from_matrix(C^T)`), once per
+    simulation state (`SimView.memo`; shared, read-only)."""
+    return view.memo(
+        "formation/hill_eci_quat", lambda: quat_from_matrix(view.hill()[0].transpose(-1, -2))
+    )
 
 
 def hill_to_body(C: torch.Tensor, star_tracker: torch.Tensor) -> torch.Tensor:

@@ -49,10 +49,11 @@ def slot_vel_error(env, follower: SceneEntityCfg) -> torch.Tensor:
 def leader_attitude_error(env, follower: SceneEntityCfg) -> torch.Tensor:
     """Vector part of the measured error quaternion to the leader's attitude (sin(angle/2) times
     the axis, body axes)."""
-    C, _ = env.scene.view.hill()
+    view = env.scene.view
     nav = follower.sensors["relative_nav"].value
     star = follower.sensors["star_tracker"].value
-    return geo.measured_attitude_error(nav, star, C)[:, 1:]
+    C, _ = view.hill()
+    return geo.measured_attitude_error(nav, star, C, hill_q=geo.hill_quat_of(view))[:, 1:]
 
 
 def follower_last_action(env, follower: SceneEntityCfg) -> torch.Tensor:
@@ -64,10 +65,16 @@ def follower_last_action(env, follower: SceneEntityCfg) -> torch.Tensor:
 
 
 def _hill_to_body(env, follower: SceneEntityCfg) -> torch.Tensor:
-    """(N, 3, 3) Hill -> follower body rotation from the follower's own star tracker."""
-    C, _ = env.scene.view.hill()
-    star = follower.sensors["star_tracker"].value
-    return geo.hill_to_body(C.double(), star.double())
+    """(N, 3, 3) Hill -> follower body rotation from the follower's own star tracker, once
+    per simulation state (`SimView.memo`; shared, read-only)."""
+    view = env.scene.view
+
+    def compute() -> torch.Tensor:
+        C, _ = view.hill()
+        star = follower.sensors["star_tracker"].value
+        return geo.hill_to_body(C.double(), star.double())
+
+    return view.memo(("formation/hill_to_body", follower.name), compute)
 
 
 def slot_pos_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
@@ -87,7 +94,12 @@ def slot_vel_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
 
 
 def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
-    """True slot error and its rate, (N, 2, 3) each, Hill axes (m, m/s)."""
+    """True slot error and its rate, (N, 2, 3) each, Hill axes (m, m/s); once per simulation
+    state (`SimView.memo`; shared, read-only)."""
+    return env.scene.view.memo("formation/true_slot_state", lambda: _true_slot_state(env))
+
+
+def _true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
     C, omega = env.scene.view.hill()
     C, omega = C.double(), omega.double()
     leader = env.scene.entities[geo.LEADER]
@@ -104,7 +116,14 @@ def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
-    """True slot error and rate in the follower's true body axes, (N, 6): m, m/s."""
+    """True slot error and rate in the follower's true body axes, (N, 6): m, m/s; once per
+    simulation state (`SimView.memo`; shared, read-only)."""
+    return env.scene.view.memo(
+        ("formation/true_slot_body", follower.name), lambda: _true_slot_body(env, follower)
+    )
+
+
+def _true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     k = _follower_index(follower.name)
     err, vel = true_slot_state(env)
     C, _ = env.scene.view.hill()
@@ -288,11 +307,18 @@ def slot_drift(env, max_error_m: float) -> torch.Tensor:
 
 def collision(env, min_distance_m: float) -> torch.Tensor:
     """Two spacecraft centres closer than `min_distance_m` (the 0.326 m cubes touch below it)."""
+    return env.scene.view.memo("formation/min_separation", lambda: _min_separation(env)) < (
+        min_distance_m
+    )
+
+
+def _min_separation(env) -> torch.Tensor:
+    """The smallest distance between two spacecraft centres, m (N,)."""
     names = (geo.LEADER, *geo.FOLLOWERS)
     pos = torch.stack([env.scene.entities[n].data.root_pos_w.double() for n in names], 1)
     gap = torch.cdist(pos, pos)
     gap = gap + torch.eye(len(names), dtype=gap.dtype, device=gap.device) * 1e9
-    return gap.amin(dim=(-1, -2)) < min_distance_m
+    return gap.amin(dim=(-1, -2))
 
 
 # ------------------------------------------------------------------------- events

@@ -97,7 +97,7 @@ class LeaderPlanNode(SceneNode):
             C, omega, leader.data.root_pos_w.double(), leader.data.root_lin_vel_w.double()
         )
         r, r_dot = geo.to_hill(C, omega, inputs["reference_pos"], inputs["reference_vel"])
-        q = quat_multiply(geo.hill_quat(C), inputs["star_tracker"].double())
+        q = quat_multiply(geo.hill_quat_of(env.scene.view), inputs["star_tracker"].double())
         x = torch.cat([p, v, q, inputs["gyro"].double()], -1).cpu().numpy()
         term = env.command_manager.terms[self.command]
         table = term.table.cpu()
@@ -149,9 +149,8 @@ class FollowerStateNode(SceneNode):
         self.view = env.scene.view
 
     def compute(self, inputs):
-        C, _ = self.view.hill()
         nav, leader = inputs["relative_nav"].double(), inputs["leader_plan"][:, 0]
-        q = quat_multiply(geo.hill_quat(C), inputs["star_tracker"].double())
+        q = quat_multiply(geo.hill_quat_of(self.view), inputs["star_tracker"].double())
         return {
             "state": torch.cat(
                 [
