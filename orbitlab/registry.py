@@ -66,7 +66,7 @@ TASK_PACKAGES: list[str] = ["orbitlab_tasks"]
 
 ENV_FIELDS = ("decimation", "episode_length_s")
 """Env config fields settable from the command line (`env.<field>=...`)."""
-SCENE_FIELDS = ("timestep_s", "nthread", "torch_threads")
+SCENE_FIELDS = ("timestep_s", "integrator", "nthread", "torch_threads")
 """Scene fields settable from the command line (`env.scene.<field>=...`)."""
 FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     "decimation": (lambda v: v >= 1, ">= 1"),
@@ -75,7 +75,11 @@ FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     "nthread": (lambda v: v >= 0, ">= 0 (0: all cores)"),
     "torch_threads": (lambda v: v >= 1, ">= 1"),
 }
-"""What each settable env/scene field allows beyond its type."""
+"""What each settable numeric env/scene field allows beyond its type."""
+INTEGRATOR_NAMES = ("RK4", "Euler", "implicit", "implicitfast")
+"""MuJoCo integrators by their MJCF names (`orbitlab.sim.spec.INTEGRATORS`, without MuJoCo)."""
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {"integrator": INTEGRATOR_NAMES}
+"""The values each settable text env/scene field allows (null: the scene's default)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,6 +225,14 @@ def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]
     int is, a finite number where a float is); ArgumentError naming path, value and type."""
     if name not in allowed:
         raise ArgumentError(f"{path}: not settable (settable: {', '.join(allowed)})")
+    if name in FIELD_CHOICES:
+        if value is not None and value not in FIELD_CHOICES[name]:
+            raise ArgumentError(
+                f"{path}={value!r} is invalid: must be one of {', '.join(FIELD_CHOICES[name])} "
+                "or null"
+            )
+        setattr(target, name, value)
+        return
     current = getattr(target, name)
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if isinstance(current, float) and not (number and math.isfinite(value)):

@@ -59,8 +59,23 @@ def test_unknown_env_field_is_named():
         ({"scene": {"timestep_s": -0.1}}, r"env\.scene\.timestep_s=-0\.1 is invalid"),
         ({"scene": {"nthread": -2}}, r"env\.scene\.nthread=-2 is invalid: must be >= 0"),
         ({"scene": {"torch_threads": 0}}, r"env\.scene\.torch_threads=0 is invalid: must be >= 1"),
+        (
+            {"scene": {"integrator": "euler"}},
+            r"env\.scene\.integrator='euler' is invalid: must be one of RK4, Euler, implicit",
+        ),
+        ({"scene": {"integrator": 3}}, r"env\.scene\.integrator=3 is invalid"),
     ],
 )
 def test_env_values_out_of_range_are_named(override, message):
     with pytest.raises(ArgumentError, match=message):
         make_env_cfg("Pointing", 1, env=override)
+
+
+def test_integrator_is_settable_and_names_match_mujocos():
+    from orbitlab.registry import INTEGRATOR_NAMES
+    from orbitlab.sim.spec import INTEGRATORS
+
+    assert set(INTEGRATOR_NAMES) == set(INTEGRATORS)
+    assert make_env_cfg("Pointing", 1).scene.integrator is None  # RK4 by default
+    cfg = make_env_cfg("Pointing", 1, env={"scene": {"integrator": "Euler"}})
+    assert cfg.scene.integrator == "Euler"

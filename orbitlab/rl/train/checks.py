@@ -28,7 +28,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from orbitlab.cli import ArgumentError
-from orbitlab.registry import ENV_FIELDS, FIELD_RANGES, SCENE_FIELDS
+from orbitlab.registry import ENV_FIELDS, FIELD_CHOICES, FIELD_RANGES, SCENE_FIELDS
 
 Rule = Callable[[Any], str | None]
 """A range rule: None if the value is allowed, else what is allowed."""
@@ -110,6 +110,25 @@ def _env_field_rule(name: str) -> Rule:
 RANGES.update({f"env.{name}": _env_field_rule(name) for name in ENV_FIELDS if name in FIELD_RANGES})
 RANGES.update(
     {f"env.scene.{name}": _env_field_rule(name) for name in SCENE_FIELDS if name in FIELD_RANGES}
+)
+
+
+def _choice_rule(name: str) -> Rule:
+    """A rule from `orbitlab.registry.FIELD_CHOICES`: one of the names, or null."""
+    choices = FIELD_CHOICES[name]
+
+    def rule(value: Any) -> str | None:
+        return (
+            None
+            if value is None or value in choices
+            else f"must be one of {', '.join(choices)} or null"
+        )
+
+    return rule
+
+
+RANGES.update(
+    {f"env.scene.{name}": _choice_rule(name) for name in SCENE_FIELDS if name in FIELD_CHOICES}
 )
 
 UNTYPED = {"resume"}
