@@ -134,9 +134,11 @@ def main(argv: list[str]) -> None:
 def _evaluate_checkpoint(
     checkpoint: str, num_envs: int, seed: int, max_steps: int | None
 ) -> tuple[FormationScore, str]:
-    """Score a `scripts/train.py` checkpoint of a formation task (its run's task config,
-    without curriculum or training-only settings: the evaluation env)."""
+    """Score a `scripts/train.py` checkpoint of a formation task (its run's task config with
+    the run's `env.*` settings, e.g. its integrator, without curriculum or training-only
+    settings: the evaluation env)."""
     from orbitlab.envs.gym import load_cfg
+    from orbitlab.registry import apply_env_overrides
     from orbitlab.rl.policies import load_policy, run_config
     from orbitlab_tasks import task_entry
 
@@ -147,6 +149,7 @@ def _evaluate_checkpoint(
     cfg = load_cfg(task_entry(name).env_cfg, num_envs=num_envs)
     cfg.seed = seed
     cfg.curriculum = {}  # the task's full ranges, as scripts/train.py evaluates
+    apply_env_overrides(cfg, run_cfg.get("env") or {})
     env = ManagerBasedRLEnv(cfg)
     policy = load_policy(env, checkpoint, run_cfg)
     with torch.inference_mode():
