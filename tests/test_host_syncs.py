@@ -35,7 +35,6 @@ REMAINING = {
     ("orbitlab/sensors/base.py", "update"),  # the sensor timer: which worlds sample now
     ("orbitlab/agent/node.py", "update"),  # the node timer: skip a call where none is due
     ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command is refused
-    ("orbitlab/actuators/momentum.py", "speed"),  # int(self.bodies[0]) per call
     ("orbitlab/actuators/allocation.py", "*"),  # the allocation's solver checks
     ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
 }

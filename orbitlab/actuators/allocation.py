@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import torch
 
+from orbitlab.stateful import Stateful
+
 AXIS_NAMES = ("fx", "fy", "fz", "tx", "ty", "tz")
 _LAMBDA = 1e-10  # weight of the force norm in the KKT signs, relative to s = mean eig(B B^T)
 _TOL_F = 1e-11  # bound violations under this fraction of the world's force scale are ignored
@@ -42,8 +44,10 @@ _SWEEPS = 6  # block-pivoting sweeps before a world falls back to the primal met
 
 
 @dataclass(kw_only=True)
-class AllocationResult:
+class AllocationResult(Stateful):
     """Outcome of `ThrusterAllocator.allocate` for B worlds and n thrusters."""
+
+    state_attrs = ("forces", "achieved", "residual", "achievable")
 
     forces: torch.Tensor  # (B, n) thruster forces, N, each in [0, max_force]
     achieved: torch.Tensor  # (B, 6) wrench of `forces`: force N (3), torque N m (3), body axes

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
-from orbitlab.actuators.delay import DelayLine
+from orbitlab.delay_line import DelayLine
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.actuators.context import ActuatorContext
@@ -102,8 +103,20 @@ class ActuatorGroupCfg:
         self.failures.validate(owner)
 
 
-class ActuatorGroup:
+class ActuatorGroup(Stateful):
     """One group of elements of one kind: holds the command and runs the pipeline."""
+
+    state_attrs = (
+        "command",
+        "output",
+        "gain",
+        "failure",
+        "lag_state",
+        "delay",
+        "generator",
+        "low",
+        "high",
+    )
 
     kind: ClassVar[str] = ""
     """Element kind in the physics layer ('thrusters', 'wheels', ...)."""

@@ -13,10 +13,13 @@ from __future__ import annotations
 import torch
 
 from orbitlab.sim.views import SimView
+from orbitlab.stateful import Stateful
 
 
-class ActuatorContext:
+class ActuatorContext(Stateful):
     """The simulation view plus the applied-wrench composition used by actuator groups."""
+
+    state_attrs = ("external", "actuator_wrench")
 
     def __init__(self, view: SimView):
         self.view = view

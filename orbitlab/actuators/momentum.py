@@ -31,6 +31,8 @@ def symmetric_limits(rows: list[dict], key: str) -> tuple[torch.Tensor, torch.Te
 class _AxisGroup(ActuatorGroup):
     """A group whose elements act along one body axis each (for misalignment)."""
 
+    state_attrs = (*ActuatorGroup.state_attrs, "axis_error")
+
     axis_key = "axis"
 
     def __init__(self, cfg, name, ctx, element_ids):
@@ -73,6 +75,7 @@ class ReactionWheelGroup(_AxisGroup):
             [r["inertia"] for r in self._rows], dtype=torch.float64, device=ctx.device
         )
         self._single_body = int(self.bodies.unique().numel()) == 1
+        self._first_body = int(self.bodies[0])  # a Python int: no host read per step
 
     def limits(self):
         return symmetric_limits(self._rows, "max_torque")
@@ -81,7 +84,7 @@ class ReactionWheelGroup(_AxisGroup):
         """Wheel speeds relative to their bodies, rad/s, (N, n): h / I_w - a . omega."""
         h = self.ctx.array("wheel_momentum")[:, self.columns]
         if self._single_body:  # a . omega = a_body . omega_body
-            spin = self.ctx.view.body_angular_velocity(int(self.bodies[0])) @ self.axis.T
+            spin = self.ctx.view.body_angular_velocity(self._first_body) @ self.axis.T
         else:
             spin = (
                 self.axes_world(self.axis.expand(self.num_worlds, -1, -1))

@@ -27,6 +27,15 @@ from orbitlab.actuators.misalignment import rotate_small
 class ThrusterGroup(ActuatorGroup):
     """PWM / Schmitt-trigger thrusters writing `thruster_force`."""
 
+    state_attrs = (
+        *ActuatorGroup.state_attrs,
+        "phase",
+        "on_time",
+        "valve_open",
+        "open_steps",
+        "direction_error",
+    )
+
     kind = "thrusters"
     array_name = "thruster_force"
     cfg: ThrusterGroupCfg

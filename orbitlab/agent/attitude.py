@@ -58,6 +58,8 @@ class BDotNode(Node):
     Inputs: magnetometer (N, 3) T, body axes. Output: mtq_dipole (N, 3) A m^2, body axes.
     """
 
+    state_attrs = (*Node.state_attrs, "previous", "has_previous")
+
     input_names = ("magnetometer",)
     output_names = ("mtq_dipole",)
 

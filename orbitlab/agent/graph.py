@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import torch
 
 from orbitlab.agent.node import Node, as_world_tensor
+from orbitlab.stateful import Stateful
 
 
-class AgentGraph:
+class AgentGraph(Stateful):
     """An ordered chain of nodes sharing num_envs, dt_s and device.
 
     Construction checks that every required node input is published by an earlier node or
@@ -26,6 +27,8 @@ class AgentGraph:
     zeroed by `reset`); `step` uses that count unless one is given. Nodes are shared, not
     copied, by `suffix`, so a suffix and its parent see the same timers and held outputs.
     """
+
+    state_attrs = ("step_count", "nodes")
 
     def __init__(self, nodes: Sequence[Node], external_inputs: Iterable[str] = ()) -> None:
         self.nodes = list(nodes)

@@ -207,6 +207,8 @@ class AllocationNode(Node):
     thruster_force (N, n) N.
     """
 
+    state_attrs = (*Node.state_attrs, "last_result")
+
     input_names = ("wrench_body",)
     output_names = ("thruster_force",)
 

@@ -47,6 +47,8 @@ class FormationNmpcNode(Node):
     of the other agents' plans of the previous update shifted by one step (what an agent has
     received when it solves; the first update after a reset holds them at their states)."""
 
+    state_attrs = (*Node.state_attrs, "plans", "has_plan")
+
     def __init__(
         self,
         cfg: FormationNmpcNodeCfg,

@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import torch
 
+from orbitlab.stateful import Stateful
+
 
 @dataclass(kw_only=True)
 class NodeCfg:
@@ -59,7 +61,7 @@ def as_world_tensor(
     return torch.as_tensor(value, dtype=dtype, device=device).expand(num_envs)
 
 
-class Node:
+class Node(Stateful):
     """Base node: per-world timer, held outputs and wiring. Subclasses implement `compute`.
 
     Subclasses declare `input_names` (required), `optional_inputs` (passed to `compute` only when
@@ -68,6 +70,8 @@ class Node:
     (the others keep their held output and state). `update_period_s` is the effective period,
     s (`period_steps * dt_s`).
     """
+
+    state_attrs = ("held", "due", "_fresh")
 
     input_names: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ()

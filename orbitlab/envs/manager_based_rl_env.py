@@ -41,6 +41,7 @@ from orbitlab.managers.terms import (
 from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.seeding import stream_seed
 from orbitlab.sensors.base import Sensor
+from orbitlab.stateful import Stateful
 
 
 @dataclass(kw_only=True)
@@ -70,8 +71,10 @@ class ManagerBasedRLEnvCfg:
     """`render()` image size (height, width), px."""
 
 
-class ManagerBasedRLEnv:
+class ManagerBasedRLEnv(Stateful):
     """Batched environment: `reset()`, `step(action)`, `render()`, torch tensors throughout."""
+
+    state_attrs = ("episode_length_buf", "agent_inputs", "obs_buf")
 
     def __init__(self, cfg: ManagerBasedRLEnvCfg):
         if int(cfg.decimation) < 1:

@@ -16,18 +16,18 @@ A state is a flat dict of numpy arrays, one row per world, under '/'-separated k
   predictor state, environment at the chief, actuator arrays, user/orbit wrenches);
 * `env/...`, `view/...`, `actuator_context/...`, `actuators/<group>/...`,
   `sensors/<sensor>/...`, `action/...`, `observation/...`, `termination/...`,
-  `reward/...`, `command/...`, `event/...`, `agent/...`: every per-world torch tensor
-  (leading dimension num_envs) reachable from those components' attributes, dicts and
-  lists (held commands, lag and delay lines, PWM phase, sensor held/delayed values,
-  biases and walks, sample counters, command targets and timers, last actions,
-  observation history, term states such as `held_for`, node outputs and states, ...).
+  `reward/...`, `command/...`, `event/...`, `agent/...`: each component's
+  `state_dict()` (`orbitlab.stateful`: the state its class declares in `state_attrs`,
+  e.g. held commands, lag and delay lines, PWM phase, sensor held/delayed values, biases
+  and walks, sample counters, command targets and timers, last actions, observation
+  history, term states such as `held_for`, node outputs and states), one row per world.
   A delay line is stored oldest sample first, so its global write head does not matter;
 * `global/...`: state shared by all worlds, repeated in each row: the torch random
   generators found in those components (`global/rng/...`, as uint8 bytes), the
   environment's step counter and the curriculum terms' `state_dict()`.
 
-`set_state` writes the worlds' rows back (creating dict entries or attributes that do
-not exist yet, e.g. agent-node outputs before the first step); `restore_globals` (default:
+`set_state` writes the worlds' rows back through the components' declared state (creating
+entries that do not exist yet, e.g. agent-node outputs before the first step); `restore_globals` (default:
 when every world of the env is restored) also restores the global part from row 0.
 
 Not captured: Python scalars other than those above (configuration, not state), the
@@ -41,182 +41,41 @@ capture supports the 'cpu' backend, where restoring is bit-exact).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from orbitlab.actuators.delay import DelayLine
 from orbitlab.sim.backends.cpu import CpuBackend
+from orbitlab.stateful import Leaf, decode_key, delay_rows, encode_key, leaves, load_leaf
 
 GLOBAL = "global/"
-_SKIP_ATTRS = frozenset(
-    {
-        "cfg",
-        "env",
-        "_env",
-        "ctx",
-        "view",
-        "scene",
-        "data",
-        "model",
-        "mj_model",
-        "device",
-        "name",
-        "_rows",
-        "_renderer",
-        "_renderer_camera",
-        "groups",
-        "params",
-    }
-)
-_MAX_DEPTH = 6
 
 
-# ------------------------------------------------------------------- paths
-def _enc(component: Any) -> str:
-    """One path component: a str/int as text ('/' and '%' escaped), a tuple as 't:<json>'."""
-    if isinstance(component, tuple):
-        text = "t:" + json.dumps(list(component))
-    else:
-        text = str(component)
-    return text.replace("%", "%25").replace("/", "%2F")
-
-
-def _dec(text: str) -> str:
-    return text.replace("%2F", "/").replace("%25", "%")
-
-
-def _child(container: Any, component: str) -> Any:
-    """The child of `container` named by an encoded component (None if absent)."""
-    comp = _dec(component)
-    if isinstance(container, dict):
-        key: Any = tuple(json.loads(comp[2:])) if comp.startswith("t:") else comp
-        return container.get(key)
-    if isinstance(container, (list, tuple)):
-        i = int(comp)
-        return container[i] if i < len(container) else None
-    return getattr(container, comp, None)
-
-
-def _assign(container: Any, component: str, value: Any) -> None:
-    comp = _dec(component)
-    if isinstance(container, dict):
-        container[tuple(json.loads(comp[2:])) if comp.startswith("t:") else comp] = value
-    elif isinstance(container, list):
-        container[int(comp)] = value
-    else:
-        setattr(container, comp, value)
-
-
-# ------------------------------------------------------------------- roots
-def _component_roots(env) -> dict[str, tuple[Any, tuple[str, ...] | None]]:
-    """Top-level components: name -> (object, attributes to walk or None for all)."""
-    roots: dict[str, tuple[Any, tuple[str, ...] | None]] = {
-        "env": (env, ("episode_length_buf", "agent_inputs", "obs_buf")),
-        "view": (env.scene.view, ("step_count", "episode")),
-        "actuator_context": (env.scene.actuator_context, ("external", "actuator_wrench")),
-        "actuators": (env.scene.actuators, None),
-        "sensors": (env.scene.sensors, None),
-        "action": (env.action_manager, ("action", "prev_action", "terms")),
-        "observation": (env.observation_manager, ("_history", "_fresh", "generator")),
-        "termination": (env.termination_manager, ("terminated", "time_outs", "last", "_funcs")),
-        "reward": (env.reward_manager, ("episode_sums", "reward", "_funcs")),
-        "command": (env.command_manager, ("terms",)),
-        "event": (env.event_manager, ("_time_left", "_funcs", "generator")),
+def component_roots(env) -> dict[str, Any]:
+    """The env's stateful components by the first part of their keys."""
+    roots: dict[str, Any] = {
+        "env": env,
+        "view": env.scene.view,
+        "actuator_context": env.scene.actuator_context,
+        "actuators": env.scene.actuators,
+        "sensors": env.scene.sensors,
+        "action": env.action_manager,
+        "observation": env.observation_manager,
+        "termination": env.termination_manager,
+        "reward": env.reward_manager,
+        "command": env.command_manager,
+        "event": env.event_manager,
     }
     if env.agent is not None:
-        roots["agent"] = (env.agent, ("step_count", "nodes"))
+        roots["agent"] = env.agent
     return roots
 
 
-def _foreign_ids(env) -> set[int]:
-    """Objects a walk must not enter from elsewhere (they are walked as their own root)."""
-    scene = env.scene
-    objs = [
-        env,
-        scene,
-        scene.view,
-        scene.actuator_context,
-        scene.data,
-        env.action_manager,
-        env.observation_manager,
-        env.termination_manager,
-        env.reward_manager,
-        env.command_manager,
-        env.event_manager,
-        env.curriculum_manager,
-    ]
-    objs += list(scene.actuators.values()) + list(scene.sensors.values())
-    objs += list(scene.entities.values()) + list(scene.markers.values())
-    return {id(o) for o in objs}
-
-
-def _walkable(obj: Any) -> bool:
-    module = type(obj).__module__ or ""
-    return module.startswith(("orbitlab", "tasks")) and hasattr(obj, "__dict__")
-
-
-@dataclass
-class _Leaf:
-    path: str
-    kind: str  # 'row' (tensor or array, leading dim N), 'delay' or 'rng'
-    obj: Any
-
-
-def _walk(
-    obj: Any,
-    path: str,
-    n: int,
-    foreign: set[int],
-    seen: set[int],
-    attrs: Sequence[str] | None = None,
-    depth: int = 0,
-) -> Iterator[_Leaf]:
-    """Every state leaf under `obj` (tensors with leading dim n, delay lines, generators)."""
-    if isinstance(obj, DelayLine):
-        if obj.steps:
-            yield _Leaf(path, "delay", obj)
-        return
-    if isinstance(obj, torch.Generator):
-        yield _Leaf(path, "rng", obj)
-        return
-    if isinstance(obj, (torch.Tensor, np.ndarray)):
-        if obj.ndim >= 1 and obj.shape[0] == n:
-            yield _Leaf(path, "row", obj)
-        return
-    if depth > _MAX_DEPTH:
-        return
-    if isinstance(obj, dict):
-        items = list(obj.items())
-    elif isinstance(obj, (list, tuple)):
-        items = list(enumerate(obj))
-    elif _walkable(obj) and (depth == 0 or id(obj) not in foreign):
-        if id(obj) in seen:
-            return
-        seen.add(id(obj))
-        names = attrs if attrs is not None else [k for k in vars(obj) if k not in _SKIP_ATTRS]
-        items = [(k, getattr(obj, k, None)) for k in names]
-    else:
-        return
-    for key, value in items:
-        if value is None or callable(value) and not _walkable(value):
-            continue
-        yield from _walk(value, f"{path}/{_enc(key)}", n, foreign, seen, depth=depth + 1)
-
-
-def _leaves(env) -> Iterator[_Leaf]:
-    n, foreign = env.num_envs, _foreign_ids(env)
-    seen: set[int] = set()
-    for name, (obj, attrs) in _component_roots(env).items():
-        if isinstance(obj, dict):  # actuator groups, sensors: each is a root of its own
-            for key, value in obj.items():
-                yield from _walk(value, f"{name}/{_enc(key)}", n, foreign, seen)
-        else:
-            yield from _walk(obj, name, n, foreign, seen, attrs=attrs)
+def _leaves(env) -> Iterator[Leaf]:
+    for name, component in component_roots(env).items():
+        yield from leaves(component, name, env.num_envs)
 
 
 # --------------------------------------------------------------- helpers
@@ -231,12 +90,6 @@ def _ids(env, env_ids) -> np.ndarray:
 
 def _np(x: torch.Tensor | np.ndarray) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
-
-
-def _delay_order(line: DelayLine) -> torch.Tensor:
-    """Buffer slots oldest first (the slot at `head` is the oldest)."""
-    size = line.steps + 1
-    return (torch.arange(size) + line.head) % size
 
 
 def _cpu_backend(env) -> CpuBackend:
@@ -285,18 +138,16 @@ def get_state(
             else:
                 out[leaf.path] = np.array(value[ids])
         elif leaf.kind == "delay":
-            line = leaf.obj
-            buf = line.buffer[_delay_order(line).to(line.buffer.device)][
-                :, tids.to(line.buffer.device)
-            ]
-            out[leaf.path] = np.moveaxis(_np(buf), 0, 1).copy()
+            out[leaf.path] = _np(delay_rows(leaf.obj, tids)).copy()
         elif rng:
             state = _np(leaf.obj.get_state()).astype(np.uint8)
             out[f"{GLOBAL}rng/{leaf.path}"] = np.broadcast_to(state, (k, *state.shape)).copy()
     out[f"{GLOBAL}common_step_counter"] = np.full(k, env.common_step_counter, dtype=np.int64)
     for name, term_state in env.curriculum_manager.state_dict().items():
         for key, value in term_state.items():
-            out[f"{GLOBAL}curriculum/{_enc(name)}/{_enc(key)}"] = np.full(k, float(value))
+            out[f"{GLOBAL}curriculum/{encode_key(name)}/{encode_key(key)}"] = np.full(
+                k, float(value)
+            )
     return out
 
 
@@ -379,53 +230,17 @@ def _write_readonly(array: np.ndarray, ids: np.ndarray, value: np.ndarray) -> No
         array.flags.writeable = writable
 
 
-def _resolve_parent(env, path: str) -> tuple[Any, str]:
-    parts = path.split("/")
-    if parts[0] not in _component_roots(env):
-        raise KeyError(f"state key '{path}': no component '{parts[0]}' in this env")
-    obj: Any = _component_roots(env)[parts[0]][0]
-    for part in parts[1:-1]:
-        if obj is None:
-            break
-        obj = _child(obj, part)
-    return obj, parts[-1]
-
-
 def _set_components(env, state: dict[str, np.ndarray], ids: np.ndarray) -> list[str]:
+    """Write every component row of `state`; the keys not restored (see `set_state`)."""
     special = ("mujoco/", "orbit/", GLOBAL)
-    skipped = []
+    roots, skipped = component_roots(env), []
     for path, value in state.items():
         if path.startswith(special):
             continue
-        parent, leaf = _resolve_parent(env, path)
-        if parent is None:  # inside an object this env has not created yet
+        if path.split("/", 1)[0] not in roots:
+            raise KeyError(f"state key '{path}': no component '{path.split('/', 1)[0]}' here")
+        if not load_leaf(roots, path, value, ids, env.num_envs, env.device):
             skipped.append(path)
-            continue
-        target = _child(parent, leaf)
-        if isinstance(target, DelayLine):
-            buf = target.buffer
-            order = _delay_order(target).to(buf.device)
-            rows = torch.as_tensor(np.moveaxis(value, 1, 0), dtype=buf.dtype, device=buf.device)
-            idx = torch.as_tensor(ids, device=buf.device)
-            buf[order[:, None], idx[None, :]] = rows
-            continue
-        if isinstance(target, np.ndarray):
-            target[ids] = value
-            continue
-        tensor_value = torch.from_numpy(np.ascontiguousarray(value))
-        if not (
-            isinstance(target, torch.Tensor)
-            and target.shape[1:] == tensor_value.shape[1:]
-            and target.shape[0] == env.num_envs
-        ):
-            device = env.device
-            target = torch.zeros(
-                (env.num_envs, *tensor_value.shape[1:]), dtype=tensor_value.dtype, device=device
-            )
-            _assign(parent, leaf, target)
-        target[torch.as_tensor(ids, device=target.device)] = tensor_value.to(
-            device=target.device, dtype=target.dtype
-        )
     return skipped
 
 
@@ -442,7 +257,7 @@ def _set_globals(env, state: dict[str, np.ndarray]) -> None:
             env.common_step_counter = int(value[0])
         elif key.startswith(f"{GLOBAL}curriculum/"):
             name, field_name = key.removeprefix(f"{GLOBAL}curriculum/").split("/")
-            curriculum.setdefault(_dec(name), {})[_dec(field_name)] = float(value[0])
+            curriculum.setdefault(decode_key(name), {})[decode_key(field_name)] = float(value[0])
     if curriculum:
         env.curriculum_manager.load_state_dict(curriculum)
 

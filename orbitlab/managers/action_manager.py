@@ -13,6 +13,7 @@ import torch
 
 from orbitlab.actuators.thrusters import ThrusterGroup
 from orbitlab.managers.base import term_table
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -32,8 +33,10 @@ class ActionTermCfg:
     """Clip of the raw action before scaling (None: no clip)."""
 
 
-class ActionTerm:
+class ActionTerm(Stateful):
     """Maps `dim` raw action components to a command."""
+
+    state_attrs = ()
 
     dim: int
 
@@ -145,8 +148,10 @@ class GraphInputActionCfg(ActionTermCfg):
     """Number of components."""
 
 
-class ActionManager:
+class ActionManager(Stateful):
     """Splits the policy action across its terms (in order) and applies each."""
+
+    state_attrs = ("action", "prev_action", "terms")
 
     def __init__(self, terms: dict[str, ActionTermCfg], env: ManagerBasedRLEnv):
         self.env = env

@@ -11,6 +11,7 @@ import torch
 from orbitlab.managers.base import term_table
 from orbitlab.managers.scene_entity_cfg import resolve_params
 from orbitlab.seeding import stream_seed
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -27,8 +28,10 @@ class CommandTermCfg:
     """Time between resamplings, drawn uniformly per env, s (default: once per episode)."""
 
 
-class CommandTerm:
+class CommandTerm(Stateful):
     """Holds `command` (num_envs, dim); resamples per env when its timer expires."""
+
+    state_attrs = ("time_left", "generator")
 
     def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv):
         self.cfg, self.env = cfg, env
@@ -78,8 +81,10 @@ def _build(name: str, cfg: CommandTermCfg, env: ManagerBasedRLEnv) -> CommandTer
     return cfg.class_type(dataclasses.replace(cfg, **refs) if refs else cfg, env)
 
 
-class CommandManager:
+class CommandManager(Stateful):
     """All command terms by name; `command(name)` is their (num_envs, dim) tensor."""
+
+    state_attrs = ("terms",)
 
     def __init__(self, terms: dict[str, CommandTermCfg], env: ManagerBasedRLEnv):
         self.env = env

@@ -9,13 +9,16 @@ import torch
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import EventTermCfg
 from orbitlab.seeding import stream_seed
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
-class EventManager:
+class EventManager(Stateful):
     """Runs `func(env, env_ids, **params)` for the terms of a mode."""
+
+    state_attrs = ("_time_left", "_funcs", "generator")
 
     def __init__(self, terms: dict[str, EventTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms

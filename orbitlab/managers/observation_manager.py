@@ -9,13 +9,16 @@ import torch
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import ObservationGroupCfg
 from orbitlab.seeding import stream_seed
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
-class ObservationManager:
+class ObservationManager(Stateful):
     """Computes every observation group, e.g. {'policy': (N, D), 'critic': (N, D')}."""
+
+    state_attrs = ("_history", "_fresh", "generator")
 
     def __init__(self, groups: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv):
         self.env, self.groups = env, groups

@@ -8,13 +8,16 @@ import torch
 
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import RewardTermCfg
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
-class RewardManager:
+class RewardManager(Stateful):
     """reward = sum_i weight_i * term_i(env) * step_dt."""
+
+    state_attrs = ("episode_sums", "reward", "_funcs")
 
     def __init__(self, terms: dict[str, RewardTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms

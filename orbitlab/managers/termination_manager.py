@@ -8,13 +8,16 @@ import torch
 
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
 from orbitlab.managers.terms import TerminationTermCfg
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
-class TerminationManager:
+class TerminationManager(Stateful):
     """`terminated` (a terminal state) and `time_outs` (truncation) per env."""
+
+    state_attrs = ("terminated", "time_outs", "last", "_funcs")
 
     def __init__(self, terms: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms

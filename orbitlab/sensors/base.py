@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
-from orbitlab.actuators.delay import DelayLine
+from orbitlab.delay_line import DelayLine
 from orbitlab.seeding import stream_seed
 from orbitlab.sensors.noise import episode_hash, gaussian, gaussian_from, world_keys
 from orbitlab.sensors.rotations import rotate
 from orbitlab.sim.views import SimView
+from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.scene.scene import Scene
@@ -95,8 +96,10 @@ def _mount(view: SimView, body: int, site: int) -> tuple[torch.Tensor, torch.Ten
     return torch.as_tensor(rotation, **kw), torch.as_tensor(pos, **kw)
 
 
-class Sensor:
+class Sensor(Stateful):
     """Base sensor: timer, hold, latency and noise over (num_worlds, dim) tensors."""
+
+    state_attrs = ("value", "held", "truth_value", "world_bias", "samples", "delay", "noise_key")
 
     dim: ClassVar[int] = 0
     noisy: ClassVar[slice] = slice(None)

@@ -194,6 +194,7 @@ class RangeBearingCfg(SensorCfg):
 
 
 class DockingLatch(_Targeted):
+    state_attrs = (*_Targeted.state_attrs, "latched")
     dim = 6
     noisy = slice(2, 6)
 

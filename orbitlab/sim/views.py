@@ -30,13 +30,16 @@ from typing import Any, TypeVar
 import torch
 
 from orbitlab.quiet import wp  # Warp, started quietly
+from orbitlab.stateful import Stateful
 
 FRAME_FIELDS = ("Q", "com", "omega", "v_com")
 T = TypeVar("T")
 
 
-class SimView:
+class SimView(Stateful):
     """Zero-copy torch access to an OrbitData's state, frames and counters."""
+
+    state_attrs = ("step_count", "episode")
 
     def __init__(self, data):
         self.data = data
@@ -125,23 +128,9 @@ class SimView:
         )
 
     def _qpos_rotation(self, qpos_adr: int) -> torch.Tensor:
-        q = self.array("qpos")[:, qpos_adr + 3 : qpos_adr + 7].to(torch.float64)
-        q = q / torch.linalg.vector_norm(q, dim=-1, keepdim=True)
-        w, x, y, z = q.unbind(-1)
-        return torch.stack(
-            [
-                1 - 2 * (y * y + z * z),
-                2 * (x * y - w * z),
-                2 * (x * z + w * y),
-                2 * (x * y + w * z),
-                1 - 2 * (x * x + z * z),
-                2 * (y * z - w * x),
-                2 * (x * z - w * y),
-                2 * (y * z + w * x),
-                1 - 2 * (x * x + y * y),
-            ],
-            -1,
-        ).reshape(-1, 3, 3)
+        from orbitlab.sensors.rotations import quat_to_matrix
+
+        return quat_to_matrix(self.array("qpos")[:, qpos_adr + 3 : qpos_adr + 7].to(torch.float64))
 
     def body_angular_velocity(self, body: int) -> torch.Tensor:
         """Angular velocity in BODY axes, rad/s, (N, 3): a free root body's qvel directly."""

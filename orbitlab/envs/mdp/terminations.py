@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
+from orbitlab.stateful import Stateful
 
 __all__ = ["ang_vel_above", "held_for", "time_out"]
 
@@ -20,13 +21,15 @@ def ang_vel_above(env, entity: SceneEntityCfg, limit_rad_s: float) -> torch.Tens
     return torch.linalg.vector_norm(omega, dim=-1) > limit_rad_s
 
 
-class held_for:
+class held_for(Stateful):
     """True once a condition has held continuously for `duration_s` (e.g. success).
 
     Params: `condition` (a term function returning bool), `duration_s`, and the
     condition's own params under `condition_params` (its `SceneEntityCfg`s are resolved
     like the term's own).
     """
+
+    state_attrs = ("held_s",)
 
     def __init__(self, cfg, env):
         self.env = env

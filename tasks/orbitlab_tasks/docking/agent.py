@@ -170,6 +170,8 @@ class PulseModulatorNode(Node):
     Input: thruster_force (N, n) N. Output: rcs_force (N, n) N.
     """
 
+    state_attrs = (*Node.state_attrs, "remainder")
+
     input_names = ("thruster_force",)
     output_names = ("rcs_force",)
     cfg: PulseModulatorCfg

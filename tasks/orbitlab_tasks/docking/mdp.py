@@ -34,6 +34,7 @@ from orbitlab.sensors.rotations import (
     rotate,
     rotate_inverse,
 )
+from orbitlab.stateful import Stateful
 
 DEG = math.pi / 180.0
 
@@ -260,7 +261,7 @@ def body_rates(env, chaser: SceneEntityCfg) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------- terminations
-class capture:
+class capture(Stateful):
     """The latch sensor has closed, split by how the probe arrived (`soft` True: a soft
     capture, the task's success; False: a hard impact, a failure).
 
@@ -270,6 +271,8 @@ class capture:
     closing speed along the port axis was within the latch's limit at the last
     `window_steps` environment steps too (the pre-impact speed is among them).
     """
+
+    state_attrs = ("history",)
 
     def __init__(self, cfg, env):
         window = int(cfg.params.get("window_steps", 3))

@@ -67,6 +67,8 @@ class ReferencePointNode(SceneNode):
     reset; runs with period 0 (every graph call). mu (km^3/s^2) is the scene's central body's
     unless given."""
 
+    state_attrs = (*SceneNode.state_attrs, "pos", "vel", "started")
+
     output_names = ("reference_pos", "reference_vel")
 
     def __init__(self, cfg: NodeCfg, name: str, env: Any, mu_km3_s2: float | None = None):

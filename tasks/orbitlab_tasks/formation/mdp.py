@@ -23,6 +23,7 @@ from orbitlab.sensors.rotations import (
     quat_multiply,
     rotate_inverse,
 )
+from orbitlab.stateful import Stateful
 from orbitlab_tasks.formation import geometry as geo
 
 # ------------------------------------------------------------------ observations
@@ -159,8 +160,10 @@ def waypoint_phase(env, command: str = "waypoint") -> torch.Tensor:
 # ------------------------------------------------------------------------ rewards
 
 
-class PerFollowerTerm:
+class PerFollowerTerm(Stateful):
     """A reward term computed per follower: returns the followers' mean, keeps each one's."""
+
+    state_attrs = ("per_follower",)
 
     def __init__(self, cfg, env):
         self.env = env
@@ -180,6 +183,8 @@ class formation_error(PerFollowerTerm):
 
     `episode_mean_m` (N,) is each env's time-mean over followers since its episode began
     (read it before the env resets, e.g. on the step that ends the episode)."""
+
+    state_attrs = (*PerFollowerTerm.state_attrs, "error_integral", "elapsed_s")
 
     def __init__(self, cfg, env):
         super().__init__(cfg, env)

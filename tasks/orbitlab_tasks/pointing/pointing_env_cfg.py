@@ -50,6 +50,7 @@ class SlewCommand(CommandTerm):
     """Target attitude: the start attitude turned by 10-90 deg about a random axis."""
 
     cfg: SlewCommandCfg
+    state_attrs = (*CommandTerm.state_attrs, "target")
 
     def __init__(self, cfg: SlewCommandCfg, env):
         super().__init__(cfg, env)
