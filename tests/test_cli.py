@@ -121,3 +121,15 @@ def test_help_names_the_verb_not_the_python_module(verb, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"usage: orbitlab {verb} [key=value ...]"), out[:200]
     assert "dispatch" not in out and "== Config" in out
+
+
+def test_play_overrides_go_on_top_of_the_runs_env():
+    from orbitlab.cli.play import merged
+
+    run_env = {"episode_length_s": 160.0, "scene": {"integrator": "Euler", "nthread": 0}}
+    user = {"scene": {"nthread": 1}}
+    assert merged(run_env, user) == {
+        "episode_length_s": 160.0,
+        "scene": {"integrator": "Euler", "nthread": 1},  # the run's integrator kept
+    }
+    assert merged(run_env, {}) == run_env and merged({}, user) == user

@@ -139,9 +139,19 @@ def observers_for(args: dict[str, Any], env: ManagerBasedRLEnv):
     return recorder, video, viewer
 
 
+def merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `top`'s entries on top of it, nested dicts merged key by key."""
+    out = dict(base)
+    for key, value in top.items():
+        inner = out.get(key)
+        both = isinstance(value, dict) and isinstance(inner, dict)
+        out[key] = merged(inner, value) if both else value
+    return out
+
+
 def main(argv: list[str], env: dict[str, Any] | None = None) -> None:
     """Play (see the module docstring); ArgumentError / UserError on bad input. `env`:
-    env config overrides (`env.<field>=...`; default: a checkpoint's run's own)."""
+    env config overrides (`env.<field>=...`), on top of a checkpoint's run's own."""
     args = parse(argv)
     run_cfg = None
     if args["agent"] == "checkpoint":
@@ -153,7 +163,7 @@ def main(argv: list[str], env: dict[str, Any] | None = None) -> None:
         variant="baseline" if args["agent"] == "baseline" else "play",
         seed=args["seed"],
         backend=args["backend"],
-        env=env_overrides or (run_cfg or {}).get("env") or {},
+        env=merged((run_cfg or {}).get("env") or {}, env_overrides or {}),
     )
     policy = args["agent"]
     if run_cfg is not None:
