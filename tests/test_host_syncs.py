@@ -32,8 +32,8 @@ PLUMBING = {
 }
 """The framework loop's own reads per step: the reset decision and the action check."""
 REMAINING = {
-    ("orbitlab/sensors/base.py", "update"),  # the sensor timer: which worlds sample now
-    ("orbitlab/agent/node.py", "update"),  # the node timer: skip a call where none is due
+    ("orbitlab/sensors/base.py", "update"),  # the sensor timer (CPU only: orbitlab.sync)
+    ("orbitlab/agent/node.py", "update"),  # the node timer (CPU only: orbitlab.sync)
     ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command is refused
     ("orbitlab/actuators/allocation.py", "*"),  # the allocation's solver checks
     ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
@@ -87,6 +87,44 @@ def _steady_step_reads(entry: str) -> Counter:
         env.step(action)
     assert "final_obs" not in env.extras  # a steady-state step: no episode ended
     return counts
+
+
+GATHERING = ("orbitlab/sensors/base.py", "orbitlab/agent/node.py")
+"""Components that read the host only where reads are free (`orbitlab.sync`): on a GPU
+they compute every world, masked."""
+
+
+def _rollout(entry: str, steps: int) -> list[torch.Tensor]:
+    """Observations, rewards and the final state of a rollout with random actions."""
+    from orbitlab.envs.state import get_state
+
+    cfg = load_cfg(entry, num_envs=3)
+    cfg.scene.nthread = 1
+    env = ManagerBasedRLEnv(cfg)
+    gen = torch.Generator().manual_seed(0)
+    out = []
+    for _ in range(steps):
+        action = 2 * torch.rand((3, env.action_manager.total_dim), generator=gen) - 1
+        obs, reward, *_ = env.step(action)
+        out += [obs["policy"].clone(), reward.clone()]
+    out += [torch.as_tensor(v) for k, v in sorted(get_state(env).items())]
+    return out
+
+
+def test_the_gpu_path_reads_no_timer_and_matches_the_cpu_path(monkeypatch):
+    """Built as on a GPU (`host_reads_are_free` False), sensors and agent nodes make no host
+    read, and the rollout (sensors every 1 and 2 physics steps, nodes every 1, 4 and 5) is
+    bit-identical to the CPU path's."""
+    entries = [task_entry("Formation").baseline_cfg, task_entry("Detumble-MTQ").baseline_cfg]
+    cpu = [_rollout(entry, 12) for entry in entries]
+    monkeypatch.setattr("orbitlab.sync.host_reads_are_free", lambda device: False)
+    for entry, expected in zip(entries, cpu, strict=True):
+        counts = _steady_step_reads(entry)
+        assert not [site for site in counts if site[0] in GATHERING], counts
+        got = _rollout(entry, 12)
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected, strict=True):
+            assert a.dtype == b.dtype and torch.equal(a, b)
 
 
 def test_a_steady_step_makes_only_the_listed_host_reads():

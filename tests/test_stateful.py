@@ -19,8 +19,9 @@ from orbitlab.stateful import Stateful, encode_key, leaves
 
 NUM_ENVS = 5
 """A world count no element count of the shipped tasks equals (3-4 wheels, 8-16 thrusters)."""
-CONSTANTS = {"worlds", "all_env_ids", "_out_torch"}
-"""Per-world attributes that are not state: world indices, a sensor's scratch output."""
+CONSTANTS = {"worlds", "all_env_ids", "_out_torch", "due"}
+"""Per-world attributes that are not state: world indices, a sensor's scratch output, a
+node's mask of the worlds due in the current call (set before each compute)."""
 
 
 def _per_world_tensors(obj, path: str, seen: set[int], depth: int = 0):
@@ -88,7 +89,7 @@ def _bdot(num_envs: int = 3) -> BDotNode:
 def test_state_dict_is_live_and_load_writes_only_the_given_worlds():
     node = _bdot()
     state = node.state_dict()
-    assert set(state) == {"held", "due", "_fresh", "previous", "has_previous"}
+    assert set(state) == {"held", "_fresh", "previous", "has_previous"}
     assert state["previous"] is node.previous  # live, as torch's state_dict
     other = _bdot()
     other.previous.fill_(7.0)

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from orbitlab import sync
 from orbitlab.stateful import Stateful
 
 
@@ -71,7 +72,7 @@ class Node(Stateful):
     s (`period_steps * dt_s`).
     """
 
-    state_attrs = ("held", "due", "_fresh")
+    state_attrs = ("held", "_fresh")  # `due` is set afresh before every compute
 
     input_names: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ()
@@ -103,8 +104,11 @@ class Node(Stateful):
         """Current outputs by output name, each (num_envs, ...)."""
         self.due = torch.ones(num_envs, dtype=torch.bool, device=self.device)
         self.updated = False
-        """Whether the last `update` recomputed any world (else every output was held)."""
+        """Whether the last `update` ran `compute` (False: no world was due and, on the CPU, the
+        call was skipped, so every output was held)."""
         self._fresh = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        self._skip_idle_calls = sync.host_reads_are_free(self.device)
+        """Skip a call where no world is due (a host read: on the CPU only, `orbitlab.sync`)."""
 
     def _check_wiring(self, mapping: dict[str, str], names: tuple[str, ...], what: str) -> None:
         unknown = sorted(set(mapping) - set(names))
@@ -179,7 +183,7 @@ class Node(Stateful):
         inputs = self.gather(values)
         steps = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
         due = (steps % self.period_steps == 0) | self._fresh
-        if not bool(due.any()):
+        if self._skip_idle_calls and not bool(due.any()):
             return
         self.due, self.updated = due, True
         outputs = self.compute(inputs)

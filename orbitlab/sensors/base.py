@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
+from orbitlab import sync
 from orbitlab.delay_line import DelayLine
 from orbitlab.seeding import stream_seed
 from orbitlab.sensors.noise import episode_hash, gaussian, gaussian_from, world_keys
@@ -163,6 +164,8 @@ class Sensor(Stateful):
         exact state, so a restored world continues with its own noise."""
         self.reseed(0)
         self._has_walk = bool((self.walk_std > 0).any())
+        self._gather_due = sync.host_reads_are_free(view.device)
+        """Sample only the due worlds, found by a host read (the CPU; `orbitlab.sync`)."""
         self._has_white = bool((self.std > 0).any())
 
     def reseed(self, seed: int) -> None:
@@ -228,13 +231,20 @@ class Sensor(Stateful):
         )
         return h[worlds]
 
-    def _noise(self, worlds: torch.Tensor | slice, walk: bool) -> torch.Tensor:
+    def _noise(
+        self, worlds: torch.Tensor | slice, walk: bool, due: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Bias plus white noise of `worlds`, (k, noise_dim); `walk`: the bias walks a step
+        first (only in the `due` worlds, (N,) bool, when given)."""
         view = self.view
         k = self.samples[worlds]
         if walk and self._has_walk:
             dt_s = self.period_steps * view.dt
             step = gaussian_from(self._episode_hash(_BIAS_STREAM, worlds), k, self.noise_dim)
-            self.world_bias[worlds] += self.walk_std * math.sqrt(dt_s) * step
+            step = self.walk_std * math.sqrt(dt_s) * step
+            if due is not None:
+                step = torch.where(due[:, None], step, 0.0)
+            self.world_bias[worlds] += step
         total = self.bias + self.world_bias[worlds]
         if self._has_white:
             white = gaussian_from(self._episode_hash(_WHITE_STREAM, worlds), k, self.noise_dim)
@@ -264,6 +274,14 @@ class Sensor(Stateful):
     def update(self) -> None:
         """After a physics step: sample the worlds whose timer is due, then apply latency."""
         view = self.view
+        if not self._gather_due:  # on a GPU: every world computed, the due ones kept
+            due = view.memo(
+                ("sensor_timer", self.period_steps),
+                lambda: (view.step_count % self.period_steps) == 0,
+            )
+            self._sample_masked(due)
+            self.value = self.delay.push(self.held)
+            return
         timer = view.memo_get(("sensor_timer", self.period_steps))
         if timer is None:  # one timer (and host read) per state for every sensor of a period
             due = (view.step_count % self.period_steps) == 0
@@ -274,3 +292,12 @@ class Sensor(Stateful):
         elif count:
             self._sample(self.worlds[due])
         self.value = self.delay.push(self.held)
+
+    def _sample_masked(self, due: torch.Tensor) -> None:
+        """Sample the `due` worlds (N,) bool without a host read: every world's truth and
+        noise computed, the others' held values, bias walks and counters kept."""
+        truth = self.truth()
+        self.truth_value.copy_(torch.where(due[:, None], truth, self.truth_value))
+        measured = self.measure(truth, self._noise(slice(None), walk=True, due=due), self.worlds)
+        self.held.copy_(torch.where(due[:, None], measured, self.held))
+        self.samples += due.to(self.samples.dtype)
