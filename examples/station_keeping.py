@@ -11,6 +11,8 @@ for 30 s; drifting 20 m away ends the episode as a failure.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from orbitlab.actuators import ThrusterGroupCfg
@@ -28,6 +30,9 @@ from orbitlab.managers import (
 from orbitlab.registry import TaskSpec, register_task
 from orbitlab.scene import SceneCfg, spacecraft
 from orbitlab.sim import ThrusterCfg
+
+if TYPE_CHECKING:
+    from orbitlab.envs import ManagerBasedRLEnv
 
 HOLD_POINT_M = (0.0, -10.0, 0.0)
 """The hold point relative to the client, Hill axes, m: 10 m behind it on the V-bar."""
@@ -54,7 +59,7 @@ def inspector_cfg():
 
 
 # -------------------------------------------------------------------- the relative state
-def relative_state(env) -> tuple[torch.Tensor, torch.Tensor]:
+def relative_state(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
     """(position, velocity) of the inspector minus the hold point, Hill axes, m and m/s."""
     C, omega = env.scene.view.hill()  # ECI -> Hill rotation, Hill frame rate (rad/s)
     ins, cli = env.scene.entities["inspector"].data, env.scene.entities["client"].data
@@ -64,33 +69,35 @@ def relative_state(env) -> tuple[torch.Tensor, torch.Tensor]:
     return (C @ r[..., None])[..., 0] - hold, (C @ v[..., None])[..., 0]
 
 
-def position_error(env) -> torch.Tensor:
+def position_error(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Distance to the hold point, m."""
     return torch.linalg.vector_norm(relative_state(env)[0], dim=-1)
 
 
-def speed_error(env) -> torch.Tensor:
+def speed_error(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Speed relative to the hold point, m/s."""
     return torch.linalg.vector_norm(relative_state(env)[1], dim=-1)
 
 
-def position_obs(env) -> torch.Tensor:
+def position_obs(env: ManagerBasedRLEnv) -> torch.Tensor:
     return relative_state(env)[0]
 
 
-def velocity_obs(env) -> torch.Tensor:
+def velocity_obs(env: ManagerBasedRLEnv) -> torch.Tensor:
     return relative_state(env)[1]
 
 
-def holding(env) -> torch.Tensor:
+def holding(env: ManagerBasedRLEnv) -> torch.Tensor:
     return (position_error(env) < 0.2) & (speed_error(env) < 0.002)
 
 
-def drifted_away(env) -> torch.Tensor:
+def drifted_away(env: ManagerBasedRLEnv) -> torch.Tensor:
     return position_error(env) > 20.0
 
 
-def reset_near_hold_point(env, env_ids, inspector: SceneEntityCfg, client: SceneEntityCfg):
+def reset_near_hold_point(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, inspector: SceneEntityCfg, client: SceneEntityCfg
+):
     """Put the inspector within 2 m and 5 mm/s of its hold point (random per world)."""
     n, gen = env_ids.numel(), env.event_manager.generator
     offset = (
@@ -113,7 +120,7 @@ class HillForceAction(ActionTerm):
 
     dim = 3
 
-    def __init__(self, cfg: ActionTermCfg, env):
+    def __init__(self, cfg: ActionTermCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         self.rcs = env.scene.actuators["inspector/rcs"]
 

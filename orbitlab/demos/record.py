@@ -12,7 +12,7 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -21,6 +21,9 @@ from orbitlab.demos.hdf5 import DemoWriter, EpisodeBuffer
 from orbitlab.demos.teleop import TeleopMapping
 from orbitlab.envs.state import get_state
 from orbitlab.rl.progress import progress_bar
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 GYM_ENV_TYPE = 2
 """robomimic's EnvType.GYM_TYPE (robomimic.envs.env_base.EnvType)."""
@@ -95,7 +98,7 @@ def make_env(args: dict[str, Any]):
     return ManagerBasedRLEnv(make_cfg(args["env_kwargs"]))
 
 
-def term_slices(env, group: str = "policy") -> dict[str, slice]:
+def term_slices(env: ManagerBasedRLEnv, group: str = "policy") -> dict[str, slice]:
     """Column slices of each term in a concatenated observation group (term dims found by
     evaluating each term function once: terms must not change state when called)."""
     manager = env.observation_manager
@@ -151,7 +154,7 @@ class DemoProgress:
 
 
 def record(
-    env,
+    env: ManagerBasedRLEnv,
     device,
     writer: DemoWriter,
     num_demos: int,

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from orbitlab.demos.hdf5 import DemoReader
 from orbitlab.demos.record import split_obs, term_slices
 from orbitlab.envs.state import get_state, set_state
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 @dataclass
@@ -47,14 +51,14 @@ def _diff(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
     )
 
 
-def _flat_state(env, layout) -> np.ndarray:
+def _flat_state(env: ManagerBasedRLEnv, layout) -> np.ndarray:
     state = get_state(env, [0])
     known = {e.key for e in layout.entries}
     return layout.flatten({k: v for k, v in state.items() if k in known})[0]
 
 
 def replay_demo(
-    env,
+    env: ManagerBasedRLEnv,
     reader: DemoReader,
     demo: str,
     mode: str = "actions",

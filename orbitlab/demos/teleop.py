@@ -19,6 +19,7 @@ Any other term raises ValueError naming it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -27,6 +28,9 @@ from orbitlab.managers.action_manager import (
     GraphInputAction,
     ThrusterWrenchAction,
 )
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 @dataclass
@@ -39,7 +43,7 @@ class _Part:
 class TeleopMapping:
     """`mapping(command (6,)) -> action (1, action_dim)` float32 for one world."""
 
-    def __init__(self, env):
+    def __init__(self, env: ManagerBasedRLEnv):
         self.env = env
         self.parts: list[_Part] = []
         for name, term in env.action_manager.terms.items():

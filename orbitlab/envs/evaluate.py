@@ -184,7 +184,7 @@ class StepMeters:
     def _captured(self, name: str, func: Callable[..., torch.Tensor]):
         """`func` (a reward term), keeping its unweighted value of this step."""
 
-        def capture(env, **params) -> torch.Tensor:
+        def capture(env: ManagerBasedRLEnv, **params) -> torch.Tensor:
             value = func(env, **params)
             self._raw[name] = torch.as_tensor(value).to(torch.float64) + 0.0  # no -0.0
             return value

@@ -18,7 +18,7 @@ All tensors are torch on the simulation's device, shaped (num_envs, ...).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -42,6 +42,9 @@ from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.seeding import stream_seed
 from orbitlab.sensors.base import Sensor
 from orbitlab.stateful import Stateful
+
+if TYPE_CHECKING:
+    from orbitlab.sensors.rendering import CameraRenderer
 
 
 @dataclass(kw_only=True)
@@ -96,8 +99,8 @@ class ManagerBasedRLEnv(Stateful):
         """Worlds ended because the simulation froze them (orbitlab.sim.health), in all."""
         self.agent_inputs: dict[str, torch.Tensor] = {}
         self.extras: dict[str, Any] = {"log": {}}
-        self._renderer = None
-        self._renderer_camera = None
+        self._renderer: CameraRenderer | None = None
+        self._renderer_camera: str | None = None
         self.agent, self.agent_outputs = cfg.agent(self) if cfg.agent is not None else (None, {})
         self.command_manager = CommandManager(cfg.commands, self)
         self._seed_scene(self.seed)

@@ -6,10 +6,15 @@ MuJoCo's OpenGL renderer draws geom groups 0-2 and the markers' group 4.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
-def render_rgb(env, env_id: int = 0, camera: str | None = None) -> np.ndarray:
+
+def render_rgb(env: ManagerBasedRLEnv, env_id: int = 0, camera: str | None = None) -> np.ndarray:
     from orbitlab.sensors.rendering import CameraRenderer
 
     name = camera or "viewer"

@@ -42,7 +42,7 @@ capture supports the 'cpu' backend, where restoring is bit-exact).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -50,10 +50,13 @@ import torch
 from orbitlab.sim.backends.cpu import CpuBackend
 from orbitlab.stateful import Leaf, decode_key, delay_rows, encode_key, leaves, load_leaf
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 GLOBAL = "global/"
 
 
-def component_roots(env) -> dict[str, Any]:
+def component_roots(env: ManagerBasedRLEnv) -> dict[str, Any]:
     """The env's stateful components by the first part of their keys."""
     roots: dict[str, Any] = {
         "env": env,
@@ -73,13 +76,13 @@ def component_roots(env) -> dict[str, Any]:
     return roots
 
 
-def _leaves(env) -> Iterator[Leaf]:
+def _leaves(env: ManagerBasedRLEnv) -> Iterator[Leaf]:
     for name, component in component_roots(env).items():
         yield from leaves(component, name, env.num_envs)
 
 
 # --------------------------------------------------------------- helpers
-def _ids(env, env_ids) -> np.ndarray:
+def _ids(env: ManagerBasedRLEnv, env_ids: Sequence[int] | torch.Tensor | None) -> np.ndarray:
     if env_ids is None:
         return np.arange(env.num_envs)
     ids = torch.as_tensor(env_ids).reshape(-1).cpu().numpy().astype(np.int64)
@@ -92,24 +95,24 @@ def _np(x: torch.Tensor | np.ndarray) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
 
-def _cpu_backend(env) -> CpuBackend:
+def _cpu_backend(env: ManagerBasedRLEnv) -> CpuBackend:
     backend = env.scene.data.backend
     if not isinstance(backend, CpuBackend):
         raise NotImplementedError("env state capture supports the 'cpu' backend only")
     return backend
 
 
-def _batch(env):
+def _batch(env: ManagerBasedRLEnv):
     return _cpu_backend(env).batch
 
 
-def _orbit_arrays(env) -> dict[str, np.ndarray]:
+def _orbit_arrays(env: ManagerBasedRLEnv) -> dict[str, np.ndarray]:
     return env.scene.data.world_arrays()
 
 
 # ------------------------------------------------------------------- API
 def get_state(
-    env, env_ids: Sequence[int] | torch.Tensor | None = None, rng: bool = True
+    env: ManagerBasedRLEnv, env_ids: Sequence[int] | torch.Tensor | None = None, rng: bool = True
 ) -> dict[str, np.ndarray]:
     """The full state of `env_ids` (default all): {key: (k, ...) array}, copies.
 
@@ -152,7 +155,7 @@ def get_state(
 
 
 def set_state(
-    env,
+    env: ManagerBasedRLEnv,
     state: dict[str, np.ndarray],
     env_ids: Sequence[int] | torch.Tensor | None = None,
     restore_globals: bool | None = None,
@@ -230,7 +233,9 @@ def _write_readonly(array: np.ndarray, ids: np.ndarray, value: np.ndarray) -> No
         array.flags.writeable = writable
 
 
-def _set_components(env, state: dict[str, np.ndarray], ids: np.ndarray) -> list[str]:
+def _set_components(
+    env: ManagerBasedRLEnv, state: dict[str, np.ndarray], ids: np.ndarray
+) -> list[str]:
     """Write every component row of `state`; the keys not restored (see `set_state`)."""
     special = ("mujoco/", "orbit/", GLOBAL)
     roots, skipped = component_roots(env), []
@@ -244,7 +249,7 @@ def _set_components(env, state: dict[str, np.ndarray], ids: np.ndarray) -> list[
     return skipped
 
 
-def _set_globals(env, state: dict[str, np.ndarray]) -> None:
+def _set_globals(env: ManagerBasedRLEnv, state: dict[str, np.ndarray]) -> None:
     generators = {leaf.path: leaf.obj for leaf in _leaves(env) if leaf.kind == "rng"}
     curriculum: dict[str, dict[str, float]] = {}
     for key, value in state.items():

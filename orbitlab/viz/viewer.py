@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
@@ -24,6 +25,9 @@ import torch
 from orbitlab.viz import VizUnavailable
 from orbitlab.viz.markers import add_arrows, frame_arrows, load_sample, marker_length
 from orbitlab.viz.recorder import Recorder, Recording
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 VISER_INSTALL = "pip install 'orbitlab-sim[viser]'"
 GROUPS = (0, 1, 2, 4)
@@ -56,7 +60,7 @@ def has_display() -> bool:
 class _LiveViewer:
     """Shared part: a one-sample recorder of the world, and real-time pacing."""
 
-    def __init__(self, env, cfg: ViewerCfg):
+    def __init__(self, env: ManagerBasedRLEnv, cfg: ViewerCfg):
         self.env, self.cfg = env, cfg
         self.m = env.scene.mj_model
         self.d = mujoco.MjData(self.m)
@@ -67,7 +71,10 @@ class _LiveViewer:
         """Updates shown so far."""
 
     def observe(
-        self, env, terms: dict[str, torch.Tensor], outputs: dict[str, torch.Tensor]
+        self,
+        env: ManagerBasedRLEnv,
+        terms: dict[str, torch.Tensor],
+        outputs: dict[str, torch.Tensor],
     ) -> None:
         if not self._recorder.active:
             return
@@ -102,7 +109,7 @@ class _LiveViewer:
 class MujocoViewer(_LiveViewer):
     """MuJoCo's passive interactive viewer (needs a display)."""
 
-    def __init__(self, env, cfg: ViewerCfg):
+    def __init__(self, env: ManagerBasedRLEnv, cfg: ViewerCfg):
         super().__init__(env, cfg)
         import mujoco.viewer
 
@@ -133,7 +140,7 @@ def _rgb(rgba) -> tuple[int, int, int]:
 class ViserViewer(_LiveViewer):
     """A viser browser viewer (headless machines); prints the URL to open."""
 
-    def __init__(self, env, cfg: ViewerCfg):
+    def __init__(self, env: ManagerBasedRLEnv, cfg: ViewerCfg):
         super().__init__(env, cfg)
         try:
             import viser
@@ -225,7 +232,7 @@ class ViserViewer(_LiveViewer):
             self.server.stop()
 
 
-def open_viewer(env, cfg: ViewerCfg | None = None) -> _LiveViewer:
+def open_viewer(env: ManagerBasedRLEnv, cfg: ViewerCfg | None = None) -> _LiveViewer:
     """MuJoCo's viewer with a display, else viser (cfg.backend forces either)."""
     cfg = cfg or ViewerCfg()
     if not 0 <= cfg.world < env.num_envs:

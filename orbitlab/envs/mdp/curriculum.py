@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 __all__ = ["grow_range_on_success"]
 
@@ -17,7 +22,7 @@ class grow_range_on_success:
     `demote_rate`, `success_term` (termination term name). Returns the level in [0, 1].
     """
 
-    def __init__(self, cfg, env):
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
         self.level = 0.0
         self.params = cfg.params
         p = cfg.params
@@ -26,12 +31,12 @@ class grow_range_on_success:
     def state_dict(self) -> dict[str, float]:
         return {"level": float(self.level)}  # a plain float: loads with weights_only
 
-    def load_state_dict(self, state: dict[str, float], env) -> None:
+    def load_state_dict(self, state: dict[str, float], env: ManagerBasedRLEnv) -> None:
         self.level = float(state["level"])
         p = self.params
         self._apply(env, p["event"], p["param"], p["start"], p["final"])
 
-    def _apply(self, env, event: str, param: str, start, final) -> None:
+    def _apply(self, env: ManagerBasedRLEnv, event: str, param: str, start, final) -> None:
         if event not in env.event_manager.terms:
             raise ValueError(
                 f"curriculum: no event '{event}' (have: {', '.join(env.event_manager.terms)})"
@@ -41,7 +46,7 @@ class grow_range_on_success:
 
     def __call__(
         self,
-        env,
+        env: ManagerBasedRLEnv,
         env_ids: torch.Tensor,
         event: str,
         param: str,

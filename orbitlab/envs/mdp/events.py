@@ -8,12 +8,16 @@ Startup and interval events refresh themselves.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.orbit.frames import coe_to_rv
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 __all__ = [
     "apply_angular_impulse",
@@ -25,7 +29,7 @@ __all__ = [
 ]
 
 
-def _uniform(env, env_ids, low, high) -> torch.Tensor:
+def _uniform(env: ManagerBasedRLEnv, env_ids: torch.Tensor, low, high) -> torch.Tensor:
     low = torch.as_tensor(low, dtype=torch.float64, device=env.device)
     high = torch.as_tensor(high, dtype=torch.float64, device=env.device)
     u = torch.rand(
@@ -37,7 +41,7 @@ def _uniform(env, env_ids, low, high) -> torch.Tensor:
     return low + (high - low) * u
 
 
-def random_unit_quat(env, count: int) -> torch.Tensor:
+def random_unit_quat(env: ManagerBasedRLEnv, count: int) -> torch.Tensor:
     """Uniformly distributed rotations (w >= 0)."""
     q = torch.randn(
         (count, 4), generator=env.event_manager.generator, dtype=torch.float64, device=env.device
@@ -47,7 +51,11 @@ def random_unit_quat(env, count: int) -> torch.Tensor:
 
 
 def reset_root_rates(
-    env, env_ids, entity: SceneEntityCfg, max_rate_rad_s: float, min_rate_rad_s: float = 0.0
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    entity: SceneEntityCfg,
+    max_rate_rad_s: float,
+    min_rate_rad_s: float = 0.0,
 ) -> None:
     """Body rates of uniformly random direction and magnitude in [min, max] rad/s."""
     direction = torch.randn(
@@ -63,7 +71,9 @@ def reset_root_rates(
     )
 
 
-def reset_root_attitude(env, env_ids, entity: SceneEntityCfg) -> None:
+def reset_root_attitude(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, entity: SceneEntityCfg
+) -> None:
     """A uniformly random attitude."""
     entity.handle.set_root_state(
         env_ids, refresh=False, quat=random_unit_quat(env, env_ids.numel())
@@ -71,8 +81,8 @@ def reset_root_attitude(env, env_ids, entity: SceneEntityCfg) -> None:
 
 
 def reset_root_pose_uniform(
-    env,
-    env_ids,
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
     entity: SceneEntityCfg,
     pos_low_m,
     pos_high_m,
@@ -89,8 +99,8 @@ def reset_root_pose_uniform(
 
 
 def randomize_orbit(
-    env,
-    env_ids,
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
     altitude_km=(400.0, 600.0),
     inclination_deg=(0.0, 98.0),
     eccentricity=(0.0, 0.0),
@@ -115,7 +125,9 @@ def randomize_orbit(
     env.scene.data.set_orbit_state(R, V, t, ids)
 
 
-def randomize_mass(env, env_ids, entity: SceneEntityCfg, scale=(0.9, 1.1)) -> None:
+def randomize_mass(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, entity: SceneEntityCfg, scale=(0.9, 1.1)
+) -> None:
     """Scale the root body's mass and inertia per env (startup mode; per-world model fields)."""
     body = entity.handle.root_body
     mass = env.scene.data.expand("body_mass")
@@ -128,7 +140,9 @@ def randomize_mass(env, env_ids, entity: SceneEntityCfg, scale=(0.9, 1.1)) -> No
     env.scene.data.forward()
 
 
-def apply_angular_impulse(env, env_ids, entity: SceneEntityCfg, max_impulse_nms: float) -> None:
+def apply_angular_impulse(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, entity: SceneEntityCfg, max_impulse_nms: float
+) -> None:
     """A random angular impulse on the root (interval mode: a disturbance kick), N m s."""
     omega = entity.data.root_ang_vel_b
     body = entity.handle.root_body

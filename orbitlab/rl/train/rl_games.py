@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from rl_games.common.algo_observer import IsaacAlgoObserver
@@ -23,6 +23,9 @@ from rl_games.torch_runner import Runner
 from orbitlab.rl.checkpoints import require_trust
 from orbitlab.rl.rl_games import RlGamesVecEnvWrapper, register_rl_games_env
 from orbitlab.rl.train.common import TrainResult, TrainSettings, find_resume_checkpoint
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
 def params_for(agent: dict[str, Any], settings: TrainSettings, device: str) -> dict[str, Any]:
@@ -125,7 +128,7 @@ def resume_checkpoint(
     return find_resume_checkpoint(path, runs_root, task, current_run, "*.pth")
 
 
-def load_player(env, checkpoint: Path, agent: dict[str, Any]):
+def load_player(env: ManagerBasedRLEnv, checkpoint: Path, agent: dict[str, Any]):
     """rl-games' player of the checkpoint on `env` (batched observations, torch)."""
     wrapper = RlGamesVecEnvWrapper(env)
     params = copy.deepcopy(
@@ -147,7 +150,7 @@ def load_player(env, checkpoint: Path, agent: dict[str, Any]):
     return player
 
 
-def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
+def load_policy(env: ManagerBasedRLEnv, checkpoint: Path, agent: dict[str, Any]):
     """The checkpoint's deterministic actor (mean action) as `policy() -> actions`."""
     player = load_player(env, checkpoint, agent)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from stable_baselines3 import PPO, SAC
@@ -31,6 +31,9 @@ from orbitlab.rl.train.common import (
     segment_seed,
     segments,
 )
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"PPO": PPO, "SAC": SAC}
 ORBITLAB_KEYS = (
@@ -234,7 +237,7 @@ def resume_checkpoint(
     )
 
 
-def load_policy(env, checkpoint: Path, agent: dict[str, Any]):
+def load_policy(env: ManagerBasedRLEnv, checkpoint: Path, agent: dict[str, Any]):
     """The checkpoint's deterministic actor as `policy() -> actions` on `env`."""
     import torch
 

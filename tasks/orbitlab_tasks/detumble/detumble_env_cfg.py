@@ -13,6 +13,7 @@ wheels' momentum capacity (~0.012 N m s each) bounds what they can absorb.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -37,6 +38,9 @@ from orbitlab.managers.action_manager import ActuatorActionCfg
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 DEG = math.pi / 180.0
 SUCCESS_RATE_RAD_S = 0.5 * DEG
 HOLD_S = 60.0
@@ -50,12 +54,12 @@ def sensor(name: str) -> SceneEntityCfg:
     return SceneEntityCfg("sat", sensor_names=(name,))
 
 
-def slow_enough(env, entity: SceneEntityCfg) -> torch.Tensor:
+def slow_enough(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega| below the success threshold."""
     return mdp.ang_vel_norm(env, entity) < SUCCESS_RATE_RAD_S
 
 
-def rate_kernel(env, entity: SceneEntityCfg) -> torch.Tensor:
+def rate_kernel(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """1 - exp(-|omega| / threshold): 0 at rest, 0.63 at the success threshold."""
     return 1.0 - torch.exp(-mdp.ang_vel_norm(env, entity) / SUCCESS_RATE_RAD_S)
 
@@ -173,7 +177,7 @@ def rw_env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
 
 
 # ----------------------------------------------------------------- baselines
-def bdot_agent(env):
+def bdot_agent(env: ManagerBasedRLEnv):
     """B-dot at 2 Hz with the Avanzini-Giulietti gain for a 500 km, 50 deg orbit."""
     body = env.scene.cfg.orbit.central_body
     n = math.sqrt(body.gm / (body.radius + 500.0) ** 3)
@@ -185,7 +189,7 @@ def bdot_agent(env):
     return AgentGraph([node], external_inputs=["magnetometer"]), {"mtq_dipole": "sat/mtq"}
 
 
-def rate_damping_agent(env):
+def rate_damping_agent(env: ManagerBasedRLEnv):
     """Rate damping tau = -Kd omega (10 Hz) distributed to the three wheels."""
     inertia = env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body]
     damp = RateDampingCfg(

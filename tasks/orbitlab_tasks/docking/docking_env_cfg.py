@@ -25,6 +25,7 @@ on the wheels.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from orbitlab.agent import (
     AgentGraph,
@@ -59,6 +60,9 @@ from orbitlab_tasks.docking.agent import (
     GlideslopeCfg,
     PulseModulatorCfg,
 )
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 DEG = math.pi / 180.0
 TIMESTEP_S = 0.05
@@ -301,7 +305,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 
 
 # ------------------------------------------------------- translation policy
-def attitude_hold_nodes(env, period_s: float) -> list:
+def attitude_hold_nodes(env: ManagerBasedRLEnv, period_s: float) -> list:
     """The baseline's attitude loop: quaternion PD to the docking attitude on the wheels
     (~0.2 rad/s bandwidth, damping 0.9, 0.05 N m)."""
     chaser = env.scene.entities["chaser"]
@@ -322,7 +326,7 @@ def attitude_hold_nodes(env, period_s: float) -> list:
     return [pd, wheels]
 
 
-def attitude_hold_agent(env):
+def attitude_hold_agent(env: ManagerBasedRLEnv):
     """Agent of Docking-Translation: the baseline's navigation (for the docking attitude) and
     attitude loop; the policy flies the RCS."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
@@ -347,7 +351,7 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 
 
 # ------------------------------------------------------------------ baseline
-def _rcs_chain(env, force_input: str, rotation: str) -> list:
+def _rcs_chain(env: ManagerBasedRLEnv, force_input: str, rotation: str) -> list:
     """The force `force_input` (N, in the axes that the nav output `rotation` turns into body
     axes) -> body wrench -> RCS allocation -> sigma-delta pulses (`rcs_force`)."""
     rcs = env.scene.actuators["chaser/rcs"]
@@ -364,7 +368,7 @@ def _rcs_chain(env, force_input: str, rotation: str) -> list:
     return [to_body, alloc, pulses]
 
 
-def _nav_node(env) -> DockingNavNode:
+def _nav_node(env: ManagerBasedRLEnv) -> DockingNavNode:
     """The baseline's sensor-only docking navigation, at the PWM period."""
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
     lever = tuple(float(x) for x in mdp.probe_lever(env, CHASER.resolve(env.scene)))
@@ -374,7 +378,7 @@ def _nav_node(env) -> DockingNavNode:
 NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
 
 
-def glideslope_agent(env):
+def glideslope_agent(env: ManagerBasedRLEnv):
     """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
     chaser = env.scene.entities["chaser"]
     period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
@@ -408,7 +412,7 @@ VELOCITY_LOOP_MAX_FORCE_N = 30.0
 """Docking-Velocity inner loop: per-axis force limit, port axes, N."""
 
 
-def velocity_agent(env):
+def velocity_agent(env: ManagerBasedRLEnv):
     """Agent of Docking-Velocity: the baseline's navigation, attitude hold and RCS chain,
     with the policy's port-axis velocity command (`velocity_command`) flown by a
     proportional velocity loop in place of the glideslope guidance."""

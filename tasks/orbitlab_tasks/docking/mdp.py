@@ -20,6 +20,7 @@ sites 'probe_tip' and 'imu' and its sensors relative_nav, star_tracker, gyro, gn
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
@@ -35,6 +36,9 @@ from orbitlab.sensors.rotations import (
     rotate_inverse,
 )
 from orbitlab.stateful import Stateful
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 DEG = math.pi / 180.0
 
@@ -97,7 +101,7 @@ def _site(chaser: SceneEntityCfg, name: str) -> int:
     return chaser.site_ids[chaser.site_names.index(name)]
 
 
-def probe_lever(env, chaser: SceneEntityCfg) -> torch.Tensor:
+def probe_lever(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tensor:
     """Probe tip minus the relative-nav point (site 'imu'), chaser body axes, m (3,)."""
     m, root = env.scene.mj_model, chaser.handle.root_body
     tip, imu = _site(chaser, "probe_tip"), _site(chaser, "imu")
@@ -143,7 +147,7 @@ def measured_state(
     }
 
 
-def measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
+def measured_state_env(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     """`measured_state` from the chaser's current sensor readings, once per simulation state
     (`SimView.memo`: every term of a step shares it; shared, read-only)."""
     return env.scene.view.memo(
@@ -151,7 +155,7 @@ def measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     )
 
 
-def _measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
+def _measured_state_env(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     s = chaser.sensors
     levers = env.__dict__.setdefault("_docking_levers", {})
     if chaser.name not in levers:
@@ -165,14 +169,14 @@ def _measured_state_env(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     )
 
 
-def truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
+def truth_state(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     """True probe tip position / velocity relative to the port (port axes, m, m/s), the
     chaser's body -> port rotation, and the latch sensor's misalignment (rad); once per
     simulation state (`SimView.memo`; shared, read-only)."""
     return env.scene.view.memo(("docking/truth", chaser.name), lambda: _truth_state(env, chaser))
 
 
-def _truth_state(env, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
+def _truth_state(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
     latch = chaser.sensors["latch"]
     port_pos, port_vel, port_axes = latch.target_point()
     tip_pos, tip_vel = latch.own_point()
@@ -196,12 +200,14 @@ def approach_speed_limit(
 
 
 # --------------------------------------------------------------- observations
-def state_of(env, chaser: SceneEntityCfg, truth: bool) -> dict[str, torch.Tensor]:
+def state_of(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool
+) -> dict[str, torch.Tensor]:
     """`truth_state` if `truth`, else `measured_state_env`."""
     return truth_state(env, chaser) if truth else measured_state_env(env, chaser)
 
 
-def error_quaternion(env, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
+def error_quaternion(env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
     """`error_quaternion_from` of the true or measured body -> port rotation, once per
     simulation state (shared, read-only)."""
     return env.scene.view.memo(
@@ -210,7 +216,7 @@ def error_quaternion(env, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
     )
 
 
-def rotation_vector(env, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
+def rotation_vector(env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
     """`rotation_vector_from` of the true or measured body -> port rotation, once per
     simulation state (shared, read-only)."""
     return env.scene.view.memo(
@@ -219,22 +225,28 @@ def rotation_vector(env, chaser: SceneEntityCfg, truth: bool) -> torch.Tensor:
     )
 
 
-def tip_position(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
+def tip_position(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool = False
+) -> torch.Tensor:
     """Probe tip relative to the port, port axes, m (N, 3)."""
     return state_of(env, chaser, truth)["pos"]
 
 
-def tip_velocity(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
+def tip_velocity(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool = False
+) -> torch.Tensor:
     """Probe tip velocity relative to the port, port axes, m/s (N, 3)."""
     return state_of(env, chaser, truth)["vel"]
 
 
-def docking_attitude_error(env, chaser: SceneEntityCfg, truth: bool = False) -> torch.Tensor:
+def docking_attitude_error(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool = False
+) -> torch.Tensor:
     """Vector part of the error quaternion from the docking attitude (N, 3)."""
     return error_quaternion(env, chaser, truth)[:, 1:]
 
 
-def latch_features(env, chaser: SceneEntityCfg) -> torch.Tensor:
+def latch_features(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tensor:
     """Latch sensor [contact, latched, distance, closing speed, lateral, misalignment],
     normalised: distance by 10 m, speed by the latch's 0.1 m/s, lateral by its 5 cm,
     misalignment by its 5 deg; each clipped to +-10 (N, 6)."""
@@ -255,7 +267,7 @@ def latch_features(env, chaser: SceneEntityCfg) -> torch.Tensor:
     return (latch.value * scale).clamp(-10.0, 10.0)
 
 
-def body_rates(env, chaser: SceneEntityCfg) -> torch.Tensor:
+def body_rates(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tensor:
     """True body rates, rad/s (N, 3) (privileged)."""
     return chaser.data.root_ang_vel_b
 
@@ -274,12 +286,16 @@ class capture(Stateful):
 
     state_attrs = ("history",)
 
-    def __init__(self, cfg, env):
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
         window = int(cfg.params.get("window_steps", 3))
         self.history = torch.zeros((env.num_envs, window), dtype=torch.float64, device=env.device)
 
     def __call__(
-        self, env, chaser: SceneEntityCfg, soft: bool = True, window_steps: int = 3
+        self,
+        env: ManagerBasedRLEnv,
+        chaser: SceneEntityCfg,
+        soft: bool = True,
+        window_steps: int = 3,
     ) -> torch.Tensor:
         latch = chaser.sensors["latch"]
         closing = -truth_state(env, chaser)["vel"][:, 2]
@@ -291,7 +307,9 @@ class capture(Stateful):
         return latch.latched & (gentle if soft else ~gentle)
 
 
-def target_contact(env, target: SceneEntityCfg, threshold: float = 1e-6) -> torch.Tensor:
+def target_contact(
+    env: ManagerBasedRLEnv, target: SceneEntityCfg, threshold: float = 1e-6
+) -> torch.Tensor:
     """Any contact force on the target: its free joint's constraint force (N, N m).
 
     The scene holds no other constraints (no equalities, limits or world geoms), so a
@@ -322,13 +340,15 @@ def in_port(
     )
 
 
-def collision(env, chaser: SceneEntityCfg, target: SceneEntityCfg) -> torch.Tensor:
+def collision(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, target: SceneEntityCfg
+) -> torch.Tensor:
     """Chaser-target contact while the probe tip is not inside the port's funnel."""
     return target_contact(env, target) & ~in_port(truth_state(env, chaser)["pos"])
 
 
 def left_corridor(
-    env,
+    env: ManagerBasedRLEnv,
     chaser: SceneEntityCfg,
     half_angle_deg: float = 30.0,
     cone_start_m: float = 2.0,
@@ -349,7 +369,11 @@ def left_corridor(
 
 # -------------------------------------------------------------------- rewards
 def progress(
-    env, chaser: SceneEntityCfg, final_mps: float, max_mps: float, time_constant_s: float
+    env: ManagerBasedRLEnv,
+    chaser: SceneEntityCfg,
+    final_mps: float,
+    max_mps: float,
+    time_constant_s: float,
 ) -> torch.Tensor:
     """Range rate towards the port, m/s, capped at the glideslope speed for the range (no
     reward for rushing in); its time integral is the range gained."""
@@ -360,13 +384,17 @@ def progress(
     return torch.minimum(closing, approach_speed_limit(rng, final_mps, max_mps, time_constant_s))
 
 
-def misalignment(env, chaser: SceneEntityCfg) -> torch.Tensor:
+def misalignment(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tensor:
     """Angle between the probe axis and the port's inward axis, rad."""
     return truth_state(env, chaser)["misalignment"]
 
 
 def overspeed(
-    env, chaser: SceneEntityCfg, final_mps: float, max_mps: float, time_constant_s: float
+    env: ManagerBasedRLEnv,
+    chaser: SceneEntityCfg,
+    final_mps: float,
+    max_mps: float,
+    time_constant_s: float,
 ) -> torch.Tensor:
     """Closing speed along the port axis above the glideslope speed for the range, m/s."""
     state = truth_state(env, chaser)
@@ -375,13 +403,13 @@ def overspeed(
     return (-state["vel"][:, 2] - limit).clamp_min(0.0)
 
 
-def thruster_force_sum(env, actuator_cfg: SceneEntityCfg) -> torch.Tensor:
+def thruster_force_sum(env: ManagerBasedRLEnv, actuator_cfg: SceneEntityCfg) -> torch.Tensor:
     """Sum of the commanded forces of the thruster group of `actuator_cfg`, N (propellant
     flow is proportional)."""
     return actuator_cfg.actuator.command.sum(-1)
 
 
-def termination_impulse(env, terms: tuple[str, ...]) -> torch.Tensor:
+def termination_impulse(env: ManagerBasedRLEnv, terms: tuple[str, ...]) -> torch.Tensor:
     """1 / step_dt when any of the named terminations fired this step (weight = the
     one-off reward)."""
     last = env.termination_manager.last
@@ -393,7 +421,7 @@ def termination_impulse(env, terms: tuple[str, ...]) -> torch.Tensor:
 
 # --------------------------------------------------------------------- events
 def reset_chaser_in_corridor(
-    env,
+    env: ManagerBasedRLEnv,
     env_ids: torch.Tensor,
     chaser: SceneEntityCfg,
     range_m: tuple[float, float],
@@ -478,7 +506,11 @@ def reference_velocity(
 
 
 def velocity_error(
-    env, chaser: SceneEntityCfg, truth: bool = False, body_axes: bool = False, **glideslope
+    env: ManagerBasedRLEnv,
+    chaser: SceneEntityCfg,
+    truth: bool = False,
+    body_axes: bool = False,
+    **glideslope,
 ) -> torch.Tensor:
     """Tip velocity minus `reference_velocity` at the tip position, m/s (N, 3), in port
     axes (or chaser body axes: the axes of the force action). Measured (sensor-only)
@@ -491,20 +523,20 @@ def velocity_error(
     return err
 
 
-def velocity_tracking(env, chaser: SceneEntityCfg, **glideslope) -> torch.Tensor:
+def velocity_tracking(env: ManagerBasedRLEnv, chaser: SceneEntityCfg, **glideslope) -> torch.Tensor:
     """|true tip velocity - reference velocity|, m/s."""
     return torch.linalg.vector_norm(velocity_error(env, chaser, True, **glideslope), dim=-1)
 
 
 def velocity_tracking_kernel(
-    env, chaser: SceneEntityCfg, sigma_mps: float, **glideslope
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, sigma_mps: float, **glideslope
 ) -> torch.Tensor:
     """1 - exp(-|v - v_ref| / sigma): a cost in [0, 1), steep within ~sigma of the field."""
     return 1.0 - torch.exp(-velocity_tracking(env, chaser, **glideslope) / sigma_mps)
 
 
 def lateral_kernel(
-    env, chaser: SceneEntityCfg, sigma_m: float, range_scale_m: float
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, sigma_m: float, range_scale_m: float
 ) -> torch.Tensor:
     """(1 - exp(-lateral / sigma)) x exp(-range / range_scale): lateral offset cost that
     only matters close to the port."""
@@ -514,7 +546,9 @@ def lateral_kernel(
     return (1.0 - torch.exp(-lat / sigma_m)) * torch.exp(-rng / range_scale_m)
 
 
-def attitude_kernel(env, chaser: SceneEntityCfg, sigma_rad: float) -> torch.Tensor:
+def attitude_kernel(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, sigma_rad: float
+) -> torch.Tensor:
     """1 - exp(-angle / sigma), angle of the true rotation away from the docking attitude
     (roll included), rad."""
     vec = error_quaternion(env, chaser, True)[:, 1:]
@@ -522,7 +556,7 @@ def attitude_kernel(env, chaser: SceneEntityCfg, sigma_rad: float) -> torch.Tens
     return 1.0 - torch.exp(-angle / sigma_rad)
 
 
-def body_rate_norm(env, chaser: SceneEntityCfg) -> torch.Tensor:
+def body_rate_norm(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tensor:
     """|true body rate|, rad/s."""
     return torch.linalg.vector_norm(body_rates(env, chaser), dim=-1)
 
@@ -551,18 +585,22 @@ def reference_rate(
     return -rotation * speed / angle.clamp_min(1e-12)
 
 
-def rate_error(env, chaser: SceneEntityCfg, truth: bool = False, **params) -> torch.Tensor:
+def rate_error(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool = False, **params
+) -> torch.Tensor:
     """Body rate minus `reference_rate` of the attitude error, rad/s (N, 3); measured (gyro
     and star tracker) unless `truth`."""
     rate = body_rates(env, chaser) if truth else chaser.sensors["gyro"].value
     return rate - reference_rate(rotation_vector(env, chaser, truth), **params)
 
 
-def rate_tracking(env, chaser: SceneEntityCfg, **params) -> torch.Tensor:
+def rate_tracking(env: ManagerBasedRLEnv, chaser: SceneEntityCfg, **params) -> torch.Tensor:
     """|true body rate - reference rate|, rad/s."""
     return torch.linalg.vector_norm(rate_error(env, chaser, truth=True, **params), dim=-1)
 
 
-def rate_tracking_kernel(env, chaser: SceneEntityCfg, sigma_rad_s: float, **params) -> torch.Tensor:
+def rate_tracking_kernel(
+    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, sigma_rad_s: float, **params
+) -> torch.Tensor:
     """1 - exp(-|omega - omega_ref| / sigma)."""
     return 1.0 - torch.exp(-rate_tracking(env, chaser, **params) / sigma_rad_s)

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -43,11 +43,14 @@ from orbitlab_tasks.formation.constants import (
     FlyerGains,
 )
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 class SensorTapNode(SceneNode):
     """Publishes `env.scene.sensors[key].value` under `key` for every sensor of the scene."""
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any) -> None:
+    def __init__(self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv) -> None:
         self.sensors = env.scene.sensors
         self.output_names = tuple(self.sensors)
         super().__init__(cfg, name, env)
@@ -71,7 +74,9 @@ class ReferencePointNode(SceneNode):
 
     output_names = ("reference_pos", "reference_vel")
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any, mu_km3_s2: float | None = None):
+    def __init__(
+        self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv, mu_km3_s2: float | None = None
+    ):
         super().__init__(cfg, name, env)
         self.view = env.scene.view
         self.mu = env.scene.cfg.orbit.central_body.gm if mu_km3_s2 is None else mu_km3_s2
@@ -108,7 +113,9 @@ class LeaderWaypointNode(SceneNode):
     input_names = ("reference_pos", "reference_vel", "star_tracker")
     output_names = ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any, command: str = "waypoint") -> None:
+    def __init__(
+        self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv, command: str = "waypoint"
+    ) -> None:
         super().__init__(cfg, name, env)
         self.env, self.command = env, command
 
@@ -139,7 +146,7 @@ class FollowerSlotNode(SceneNode):
     input_names = ("relative_nav", "star_tracker")
     output_names = ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")
 
-    def __init__(self, cfg: FollowerSlotCfg, name: str, env: Any) -> None:
+    def __init__(self, cfg: FollowerSlotCfg, name: str, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, name, env)
         self.view = env.scene.view
         self.offset = torch.as_tensor(cfg.offset_m, dtype=torch.float64, device=self.device)
@@ -166,7 +173,9 @@ class FollowerSlotCfg(NodeCfg):
     """The slot relative to the leader, Hill axes, m."""
 
 
-def _flyer_chain(env, entity: str, gains: FlyerGains, period_s: float) -> list[Node]:
+def _flyer_chain(
+    env: ManagerBasedRLEnv, entity: str, gains: FlyerGains, period_s: float
+) -> list[Node]:
     """CW-LQR + quaternion PD -> body wrench -> thruster forces of `entity`."""
     w, J = gains.attitude_bandwidth_rad_s, geo.INERTIA_KGM2
 
@@ -219,7 +228,7 @@ def _slot_outputs(entity: str) -> dict[str, str]:
     return {k: f"{entity}/{k}" for k in ("rel_pos", "rel_vel", "target_attitude", "hill_to_body")}
 
 
-def leader_nodes(env, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
+def leader_nodes(env: ManagerBasedRLEnv, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
     """Sensor tap, reference point and the leader's waypoint controller."""
     tap = NodeCfg(class_type=SensorTapNode, period_s=period_s).build("sensors", env)
     ref = NodeCfg(class_type=ReferencePointNode).build("reference", env)
@@ -232,7 +241,9 @@ def leader_nodes(env, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
     return [tap, ref, leader, *_flyer_chain(env, geo.LEADER, LEADER_GAINS, period_s)]
 
 
-def follower_nodes(env, follower: str, period_s: float = CONTROL_PERIOD_S) -> list[Node]:
+def follower_nodes(
+    env: ManagerBasedRLEnv, follower: str, period_s: float = CONTROL_PERIOD_S
+) -> list[Node]:
     """The follower's slot estimate and its LQR/PD/allocation chain."""
     slot = FollowerSlotCfg(
         offset_m=geo.SLOT_OFFSETS_M[follower],
@@ -252,7 +263,10 @@ with this time constant, s."""
 
 
 def follower_attitude_nodes(
-    env, follower: str, period_s: float = CONTROL_PERIOD_S, velocity_loop: bool = False
+    env: ManagerBasedRLEnv,
+    follower: str,
+    period_s: float = CONTROL_PERIOD_S,
+    velocity_loop: bool = False,
 ) -> list[Node]:
     """The follower's slot estimate, its attitude PD (to the leader's attitude) and the
     wrench/allocation chain, with the Hill force left to the value `<follower>/force_hill`:
@@ -286,13 +300,13 @@ def follower_attitude_nodes(
     return [slot, loop, pd, wrench, alloc]
 
 
-def leader_agent(env):
+def leader_agent(env: ManagerBasedRLEnv):
     """Agent of the RL task: only the scripted leader (the policy flies the followers)."""
     graph = AgentGraph(leader_nodes(env))
     return graph, {f"{geo.LEADER}/thruster_force": f"{geo.LEADER}/rcs"}
 
 
-def translation_policy_agent(env, command: str = "force_hill"):
+def translation_policy_agent(env: ManagerBasedRLEnv, command: str = "force_hill"):
     """Agent of the translation-policy tasks: the scripted leader, and for each follower its
     attitude PD and allocation; the policy gives each follower's Hill-frame force
     (`command` 'force_hill') or the rate of its slot error ('velocity_command')."""
@@ -306,12 +320,12 @@ def translation_policy_agent(env, command: str = "force_hill"):
     return AgentGraph(nodes, external_inputs=inputs), outputs
 
 
-def velocity_policy_agent(env):
+def velocity_policy_agent(env: ManagerBasedRLEnv):
     """`translation_policy_agent` with velocity commands."""
     return translation_policy_agent(env, "velocity_command")
 
 
-def baseline_agent(env):
+def baseline_agent(env: ManagerBasedRLEnv):
     """Baseline: the scripted leader plus CW-LQR + quaternion PD on each follower."""
     nodes = leader_nodes(env)
     for f in geo.FOLLOWERS:

@@ -46,7 +46,7 @@ class FormationScore:
         )
 
 
-def _term(env, cls):
+def _term(env: ManagerBasedRLEnv, cls):
     for fn in env.reward_manager.term_funcs.values():
         if isinstance(fn, cls):
             return fn

@@ -8,6 +8,8 @@ each spacecraft's body frame B. Quaternions are (w, x, y, z), scalar first.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from orbitlab.agent.attitude import attitude_error
@@ -29,6 +31,9 @@ from orbitlab_tasks.formation.constants import (  # noqa: F401 (re-exported: the
     yaw_quat,
 )
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 
 def hill_quat(C: torch.Tensor) -> torch.Tensor:
     """Quaternion of C (ECI -> Hill), (N, 4): q_BH = hill_quat(C) (x) q_BI for any body B."""
@@ -46,13 +51,13 @@ def slot_offsets(device: torch.device | str) -> torch.Tensor:
     return torch.tensor([SLOT_OFFSETS_M[f] for f in FOLLOWERS], dtype=torch.float64, device=device)
 
 
-def slot_errors(env) -> torch.Tensor:
+def slot_errors(env: ManagerBasedRLEnv) -> torch.Tensor:
     """True slot error rho_f - rho_leader - offset_f of each follower, (N, 2, 3), Hill axes, m;
     once per simulation state (`SimView.memo`; shared, read-only)."""
     return env.scene.view.memo("formation/slot_errors", lambda: _slot_errors(env))
 
 
-def _slot_errors(env) -> torch.Tensor:
+def _slot_errors(env: ManagerBasedRLEnv) -> torch.Tensor:
     C, _ = env.scene.view.hill()
     leader = env.scene.entities[LEADER].data.root_pos_w.double()
     rel = torch.stack(
@@ -61,13 +66,13 @@ def _slot_errors(env) -> torch.Tensor:
     return (C[:, None] @ rel[..., None])[..., 0] - slot_offsets(env.device)
 
 
-def attitude_errors(env) -> torch.Tensor:
+def attitude_errors(env: ManagerBasedRLEnv) -> torch.Tensor:
     """True attitude error angle of each follower to the leader, (N, 2), rad in [0, pi]; once
     per simulation state (`SimView.memo`; shared, read-only)."""
     return env.scene.view.memo("formation/attitude_errors", lambda: _attitude_errors(env))
 
 
-def _attitude_errors(env) -> torch.Tensor:
+def _attitude_errors(env: ManagerBasedRLEnv) -> torch.Tensor:
     q_leader = env.scene.entities[LEADER].data.root_quat_w.double()
     out = []
     for f in FOLLOWERS:

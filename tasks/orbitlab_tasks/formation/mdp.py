@@ -12,6 +12,7 @@ the entities of `geometry.LEADER` and `geometry.FOLLOWERS`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -26,6 +27,9 @@ from orbitlab.sensors.rotations import (
 from orbitlab.stateful import Stateful
 from orbitlab_tasks.formation import geometry as geo
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 # ------------------------------------------------------------------ observations
 
 
@@ -35,19 +39,19 @@ def _follower_index(follower: str) -> int:
     return geo.FOLLOWERS.index(follower)
 
 
-def slot_pos_error(env, follower: SceneEntityCfg) -> torch.Tensor:
+def slot_pos_error(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """Measured rho_f - rho_leader - offset, Hill axes, m (relative navigation to the leader)."""
     nav = follower.sensors["relative_nav"].value
     offset = geo.slot_offsets(env.device)[_follower_index(follower.name)]
     return -nav[:, :3] - offset
 
 
-def slot_vel_error(env, follower: SceneEntityCfg) -> torch.Tensor:
+def slot_vel_error(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """Measured d/dt (rho_f - rho_leader) in the Hill frame, m/s."""
     return -follower.sensors["relative_nav"].value[:, 3:6]
 
 
-def leader_attitude_error(env, follower: SceneEntityCfg) -> torch.Tensor:
+def leader_attitude_error(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """Vector part of the measured error quaternion to the leader's attitude (sin(angle/2) times
     the axis, body axes)."""
     view = env.scene.view
@@ -57,7 +61,7 @@ def leader_attitude_error(env, follower: SceneEntityCfg) -> torch.Tensor:
     return geo.measured_attitude_error(nav, star, C, hill_q=geo.hill_quat_of(view))[:, 1:]
 
 
-def follower_last_action(env, follower: SceneEntityCfg) -> torch.Tensor:
+def follower_last_action(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """The follower's part of the previous action (its wrench or Hill force, in [-1, 1]): the
     action holds the followers' equal parts one after the other."""
     k = _follower_index(follower.name)
@@ -65,7 +69,7 @@ def follower_last_action(env, follower: SceneEntityCfg) -> torch.Tensor:
     return env.action_manager.action[:, dim * k : dim * (k + 1)]
 
 
-def _hill_to_body(env, follower: SceneEntityCfg) -> torch.Tensor:
+def _hill_to_body(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """(N, 3, 3) Hill -> follower body rotation from the follower's own star tracker, once
     per simulation state (`SimView.memo`; shared, read-only)."""
     view = env.scene.view
@@ -78,14 +82,14 @@ def _hill_to_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     return view.memo(("formation/hill_to_body", follower.name), compute)
 
 
-def slot_pos_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
+def slot_pos_error_body(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """`slot_pos_error` in the follower's body axes (star tracker), m: the frame of its force
     action."""
     err = slot_pos_error(env, follower).double()
     return (_hill_to_body(env, follower) @ err[..., None])[..., 0]
 
 
-def slot_vel_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
+def slot_vel_error_body(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """`slot_vel_error` in the follower's body axes (star tracker), m/s."""
     vel = slot_vel_error(env, follower).double()
     return (_hill_to_body(env, follower) @ vel[..., None])[..., 0]
@@ -94,13 +98,13 @@ def slot_vel_error_body(env, follower: SceneEntityCfg) -> torch.Tensor:
 # ------------------------------------------------ privileged observations (critic)
 
 
-def true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
+def true_slot_state(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
     """True slot error and its rate, (N, 2, 3) each, Hill axes (m, m/s); once per simulation
     state (`SimView.memo`; shared, read-only)."""
     return env.scene.view.memo("formation/true_slot_state", lambda: _true_slot_state(env))
 
 
-def _true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
+def _true_slot_state(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
     C, omega = env.scene.view.hill()
     C, omega = C.double(), omega.double()
     leader = env.scene.entities[geo.LEADER]
@@ -116,7 +120,7 @@ def _true_slot_state(env) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.stack(errs, 1) - geo.slot_offsets(env.device), torch.stack(vels, 1)
 
 
-def true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
+def true_slot_body(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """True slot error and rate in the follower's true body axes, (N, 6): m, m/s; once per
     simulation state (`SimView.memo`; shared, read-only)."""
     return env.scene.view.memo(
@@ -124,7 +128,7 @@ def true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     )
 
 
-def _true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
+def _true_slot_body(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     k = _follower_index(follower.name)
     err, vel = true_slot_state(env)
     C, _ = env.scene.view.hill()
@@ -132,14 +136,14 @@ def _true_slot_body(env, follower: SceneEntityCfg) -> torch.Tensor:
     return torch.cat([(M @ err[:, k, :, None])[..., 0], (M @ vel[:, k, :, None])[..., 0]], -1)
 
 
-def true_slot_hill(env, follower: SceneEntityCfg) -> torch.Tensor:
+def true_slot_hill(env: ManagerBasedRLEnv, follower: SceneEntityCfg) -> torch.Tensor:
     """True slot error and rate in Hill axes, (N, 6): m, m/s."""
     k = _follower_index(follower.name)
     err, vel = true_slot_state(env)
     return torch.cat([err[:, k], vel[:, k]], -1)
 
 
-def leader_velocity_hill(env) -> torch.Tensor:
+def leader_velocity_hill(env: ManagerBasedRLEnv) -> torch.Tensor:
     """The leader's velocity relative to the chief, Hill axes, m/s (N, 3)."""
     C, omega = env.scene.view.hill()
     leader = env.scene.entities[geo.LEADER]
@@ -151,7 +155,7 @@ def leader_velocity_hill(env) -> torch.Tensor:
     )[1]
 
 
-def waypoint_phase(env, command: str = "waypoint") -> torch.Tensor:
+def waypoint_phase(env: ManagerBasedRLEnv, command: str = "waypoint") -> torch.Tensor:
     """Time since the leader's current waypoint began, as a fraction of the hold, (N, 1)."""
     hold = env.command_manager.terms[command].hold_steps
     return ((env.episode_length_buf % hold).float() / hold)[:, None]
@@ -165,15 +169,15 @@ class PerFollowerTerm(Stateful):
 
     state_attrs = ("per_follower",)
 
-    def __init__(self, cfg, env):
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
         self.env = env
         self.per_follower = torch.zeros((env.num_envs, len(geo.FOLLOWERS)), device=env.device)
         """This step's value of each follower, (N, 2), in the term's units."""
 
-    def values(self, env) -> torch.Tensor:  # pragma: no cover - abstract
+    def values(self, env: ManagerBasedRLEnv) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def __call__(self, env) -> torch.Tensor:
+    def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
         self.per_follower = self.values(env).to(torch.float32)
         return self.per_follower.mean(-1)
 
@@ -186,12 +190,12 @@ class formation_error(PerFollowerTerm):
 
     state_attrs = (*PerFollowerTerm.state_attrs, "error_integral", "elapsed_s")
 
-    def __init__(self, cfg, env):
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         self.error_integral = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
         self.elapsed_s = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
 
-    def values(self, env) -> torch.Tensor:
+    def values(self, env: ManagerBasedRLEnv) -> torch.Tensor:
         error = geo.slot_errors(env).norm(dim=-1)
         fresh = env.episode_length_buf <= 1
         self.error_integral = (
@@ -208,14 +212,14 @@ class formation_error(PerFollowerTerm):
 class attitude_error(PerFollowerTerm):
     """Angle between each follower's attitude and the leader's (truth), rad."""
 
-    def values(self, env) -> torch.Tensor:
+    def values(self, env: ManagerBasedRLEnv) -> torch.Tensor:
         return geo.attitude_errors(env)
 
 
 class fuel(PerFollowerTerm):
     """Sum of each follower's commanded thruster forces, N (times the step: impulse, N s)."""
 
-    def values(self, env) -> torch.Tensor:
+    def values(self, env: ManagerBasedRLEnv) -> torch.Tensor:
         return torch.stack(
             [env.scene.actuators[f"{f}/rcs"].command.sum(-1) for f in geo.FOLLOWERS], -1
         )
@@ -225,7 +229,7 @@ class formation_kernel(PerFollowerTerm):
     """exp(-|slot error| / sigma_m) (truth), in (0, 1]: a bounded positive reward that is
     steep near the slot (a training shaping term; the metric is `formation_error`)."""
 
-    def __call__(self, env, sigma_m: float = 0.05) -> torch.Tensor:
+    def __call__(self, env: ManagerBasedRLEnv, sigma_m: float = 0.05) -> torch.Tensor:
         self.per_follower = torch.exp(-geo.slot_errors(env).norm(dim=-1) / sigma_m).float()
         return self.per_follower.mean(-1)
 
@@ -233,7 +237,7 @@ class formation_kernel(PerFollowerTerm):
 class attitude_kernel(PerFollowerTerm):
     """exp(-angle / sigma_rad) of each follower's attitude error to the leader (truth)."""
 
-    def __call__(self, env, sigma_rad: float = 0.2) -> torch.Tensor:
+    def __call__(self, env: ManagerBasedRLEnv, sigma_rad: float = 0.2) -> torch.Tensor:
         self.per_follower = torch.exp(-geo.attitude_errors(env) / sigma_rad).float()
         return self.per_follower.mean(-1)
 
@@ -241,7 +245,7 @@ class attitude_kernel(PerFollowerTerm):
 class slot_velocity_error(PerFollowerTerm):
     """|d/dt (rho_f - rho_leader)| (truth, Hill frame), m/s: the slot error's rate."""
 
-    def values(self, env) -> torch.Tensor:
+    def values(self, env: ManagerBasedRLEnv) -> torch.Tensor:
         return true_slot_state(env)[1].norm(dim=-1)
 
 
@@ -260,7 +264,7 @@ class slot_velocity_tracking(PerFollowerTerm):
     asked to close on its slot along `reference_slot_velocity`."""
 
     def __call__(
-        self, env, time_constant_s: float = 10.0, max_speed_mps: float = 0.1
+        self, env: ManagerBasedRLEnv, time_constant_s: float = 10.0, max_speed_mps: float = 0.1
     ) -> torch.Tensor:
         err, vel = true_slot_state(env)
         ref = reference_slot_velocity(err, time_constant_s, max_speed_mps)
@@ -273,7 +277,7 @@ class slot_velocity_kernel(PerFollowerTerm):
 
     def __call__(
         self,
-        env,
+        env: ManagerBasedRLEnv,
         sigma_mps: float = 0.01,
         time_constant_s: float = 10.0,
         max_speed_mps: float = 0.1,
@@ -287,7 +291,7 @@ class slot_velocity_kernel(PerFollowerTerm):
 class action_rate(PerFollowerTerm):
     """Squared change of each follower's action components since the last step."""
 
-    def values(self, env) -> torch.Tensor:
+    def values(self, env: ManagerBasedRLEnv) -> torch.Tensor:
         diff = env.action_manager.action - env.action_manager.prev_action
         return diff.reshape(env.num_envs, len(geo.FOLLOWERS), -1).pow(2).sum(-1)
 
@@ -296,7 +300,9 @@ class failure(PerFollowerTerm):
     """1 on the step a world fails (a follower beyond `max_error_m` or a collision), for both
     of its followers (so a termination penalty weighs on the shared outcome)."""
 
-    def __call__(self, env, max_error_m: float, min_distance_m: float) -> torch.Tensor:
+    def __call__(
+        self, env: ManagerBasedRLEnv, max_error_m: float, min_distance_m: float
+    ) -> torch.Tensor:
         failed = (slot_drift(env, max_error_m) | collision(env, min_distance_m)).float()
         self.per_follower = failed[:, None].expand(-1, len(geo.FOLLOWERS)).contiguous()
         return self.per_follower.mean(-1)
@@ -305,19 +311,19 @@ class failure(PerFollowerTerm):
 # ------------------------------------------------------------------- terminations
 
 
-def slot_drift(env, max_error_m: float) -> torch.Tensor:
+def slot_drift(env: ManagerBasedRLEnv, max_error_m: float) -> torch.Tensor:
     """A follower is farther than `max_error_m` from its slot (truth)."""
     return (geo.slot_errors(env).norm(dim=-1) > max_error_m).any(-1)
 
 
-def collision(env, min_distance_m: float) -> torch.Tensor:
+def collision(env: ManagerBasedRLEnv, min_distance_m: float) -> torch.Tensor:
     """Two spacecraft centres closer than `min_distance_m` (the 0.326 m cubes touch below it)."""
     return env.scene.view.memo("formation/min_separation", lambda: _min_separation(env)) < (
         min_distance_m
     )
 
 
-def _min_separation(env) -> torch.Tensor:
+def _min_separation(env: ManagerBasedRLEnv) -> torch.Tensor:
     """The smallest distance between two spacecraft centres, m (N,)."""
     names = (geo.LEADER, *geo.FOLLOWERS)
     pos = torch.stack([env.scene.entities[n].data.root_pos_w.double() for n in names], 1)
@@ -383,7 +389,7 @@ class WaypointSchedule(CommandTerm):
     step after a reset (before the command manager's first update) and switches exactly at
     multiples of hold_s."""
 
-    def __init__(self, cfg: WaypointScheduleCfg, env):
+    def __init__(self, cfg: WaypointScheduleCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         steps = cfg.hold_s / env.step_dt
         if abs(steps - round(steps)) > 1e-9 * steps or round(steps) < 1:

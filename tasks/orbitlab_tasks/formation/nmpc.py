@@ -20,7 +20,7 @@ directly: `ManagerBasedRLEnv(nmpc_cfg(1))`, see `scripts/formation_study.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -39,6 +39,9 @@ from orbitlab_tasks.formation import geometry as geo
 from orbitlab_tasks.formation.agents import CONTROL_PERIOD_S, leader_nodes
 from orbitlab_tasks.formation.formation_env_cfg import baseline_cfg
 from orbitlab_tasks.formation.nmpc_cfg import follower_nmpc_cfg
+
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 NMPC_NODE = "formation_nmpc"
 """Name of the NMPC node in the graph (`env.agent.node(NMPC_NODE)`)."""
@@ -60,7 +63,7 @@ class LeaderPlanNode(SceneNode):
     input_names = ("reference_pos", "reference_vel", "star_tracker", "gyro", "force_hill", "torque")
     output_names = ("plan",)
 
-    def __init__(self, cfg: LeaderPlanCfg, name: str, env: Any) -> None:
+    def __init__(self, cfg: LeaderPlanCfg, name: str, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, name, env)
         lqr, pd = cfg.lqr, cfg.attitude
         self.command, self.model = cfg.command, cfg.model
@@ -144,7 +147,7 @@ class FollowerStateNode(SceneNode):
     input_names = ("relative_nav", "star_tracker", "gyro", "leader_plan")
     output_names = ("state",)
 
-    def __init__(self, cfg: NodeCfg, name: str, env: Any) -> None:
+    def __init__(self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv) -> None:
         super().__init__(cfg, name, env)
         self.view = env.scene.view
 
@@ -165,7 +168,7 @@ class FollowerStateNode(SceneNode):
 
 
 def nmpc_nodes(
-    env: Any, nmpc: NmpcCfg | None = None, period_s: float = CONTROL_PERIOD_S
+    env: ManagerBasedRLEnv, nmpc: NmpcCfg | None = None, period_s: float = CONTROL_PERIOD_S
 ) -> list[Node]:
     """Leader plan, follower states, the NMPC node and each follower's allocation."""
     nmpc = nmpc or follower_nmpc_cfg()
@@ -230,7 +233,7 @@ def nmpc_nodes(
 def make_nmpc_agent(nmpc: NmpcCfg | None = None):
     """Agent factory (`cfg.agent`) for the scripted leader and NMPC followers."""
 
-    def agent(env):
+    def agent(env: ManagerBasedRLEnv):
         graph = AgentGraph(nmpc_nodes(env, nmpc))
         return graph, {f"{e}/thruster_force": f"{e}/rcs" for e in (geo.LEADER, *geo.FOLLOWERS)}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -40,6 +41,9 @@ from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 from orbitlab.sensors.rotations import quat_from_rotation_vector, quat_multiply
 
+if TYPE_CHECKING:
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
 DEG = math.pi / 180.0
 MAX_TORQUE_NM = 2.0e-3
 SAT = SceneEntityCfg("sat", sensor_names=("gyro", "star_tracker"))
@@ -52,7 +56,7 @@ class SlewCommand(CommandTerm):
     cfg: SlewCommandCfg
     state_attrs = (*CommandTerm.state_attrs, "target")
 
-    def __init__(self, cfg: SlewCommandCfg, env):
+    def __init__(self, cfg: SlewCommandCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
         self.target = torch.zeros((env.num_envs, 4), dtype=torch.float64, device=env.device)
         self.target[:, 0] = 1.0
@@ -85,13 +89,13 @@ class SlewCommandCfg(CommandTermCfg):
     """The spacecraft whose start attitude the slew turns."""
 
 
-def error_angle(env, entity: SceneEntityCfg) -> torch.Tensor:
+def error_angle(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """Angle between the attitude and the command, rad."""
     q_e = attitude_error(mdp.root_quat(env, entity), env.command_manager.command("attitude"))
     return 2.0 * torch.asin(q_e[:, 1:].norm(dim=-1).clamp(max=1.0))
 
 
-def pointed(env, entity: SceneEntityCfg) -> torch.Tensor:
+def pointed(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """Error < 0.5 deg and rate < 0.05 deg/s."""
     return (error_angle(env, entity) < 0.5 * DEG) & (mdp.ang_vel_norm(env, entity) < 0.05 * DEG)
 
@@ -104,7 +108,7 @@ def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
     return vec * angle / sin_half.clamp(min=1e-12)
 
 
-def measured_rotation(env, entity: SceneEntityCfg) -> torch.Tensor:
+def measured_rotation(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """Measured error (star tracker vs the command) as a rotation vector in body axes, rad."""
     return rotation_vector(
         attitude_error(
@@ -113,18 +117,18 @@ def measured_rotation(env, entity: SceneEntityCfg) -> torch.Tensor:
     )
 
 
-def true_rate(env, entity: SceneEntityCfg) -> torch.Tensor:
+def true_rate(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega|, rad/s."""
     return mdp.ang_vel_norm(env, entity)
 
 
-def error_kernel(env, entity: SceneEntityCfg, sigma_rad: float) -> torch.Tensor:
+def error_kernel(env: ManagerBasedRLEnv, entity: SceneEntityCfg, sigma_rad: float) -> torch.Tensor:
     """1 - exp(-error / sigma): a cost in [0, 1) that is steep within ~sigma of the target."""
     return 1.0 - torch.exp(-error_angle(env, entity) / sigma_rad)
 
 
 def pointing_kernel(
-    env, entity: SceneEntityCfg, sigma_rad: float, sigma_rad_s: float
+    env: ManagerBasedRLEnv, entity: SceneEntityCfg, sigma_rad: float, sigma_rad_s: float
 ) -> torch.Tensor:
     """1 - exp(-error / sigma - |omega| / sigma_rate): a cost that only vanishes when the
     attitude is on target AND still (the success region at sigma ~ 0.5 deg, 0.05 deg/s)."""
@@ -148,31 +152,33 @@ def rate_profile(rotation: torch.Tensor) -> torch.Tensor:
     return -rotation * speed / angle.clamp(min=1e-9)
 
 
-def true_rotation(env, entity: SceneEntityCfg) -> torch.Tensor:
+def true_rotation(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """True error as a rotation vector in body axes, rad, (N, 3) (privileged)."""
     return rotation_vector(
         attitude_error(mdp.root_quat(env, entity), env.command_manager.command("attitude"))
     )
 
 
-def measured_rate_error(env, entity: SceneEntityCfg) -> torch.Tensor:
+def measured_rate_error(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """Gyro minus the rate profile of the measured error, rad/s, (N, 3) (a feature computed
     from the star tracker and gyro only)."""
     return entity.sensors["gyro"].value - rate_profile(measured_rotation(env, entity))
 
 
-def rate_tracking(env, entity: SceneEntityCfg) -> torch.Tensor:
+def rate_tracking(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """|omega - profile(true error)|, rad/s."""
     omega = mdp.root_ang_vel(env, entity)
     return (omega - rate_profile(true_rotation(env, entity))).norm(dim=-1)
 
 
-def rate_tracking_kernel(env, entity: SceneEntityCfg, sigma_rad_s: float) -> torch.Tensor:
+def rate_tracking_kernel(
+    env: ManagerBasedRLEnv, entity: SceneEntityCfg, sigma_rad_s: float
+) -> torch.Tensor:
     """1 - exp(-|omega - profile| / sigma)."""
     return 1.0 - torch.exp(-rate_tracking(env, entity) / sigma_rad_s)
 
 
-def hold_progress(env) -> torch.Tensor:
+def hold_progress(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Fraction of the 10 s success hold accumulated so far, (N, 1) (privileged)."""
     term = env.termination_manager.term_funcs["success"]
     return (term.held_s / 10.0).to(torch.float32)[:, None]
@@ -282,7 +288,7 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
     )
 
 
-def pd_agent(env):
+def pd_agent(env: ManagerBasedRLEnv):
     """Quaternion PD at 10 Hz (natural frequency ~0.1 rad/s, damping ~0.9) to the wheels."""
     inertia = env.scene.mj_model.body_inertia[env.scene.entities["sat"].root_body]
     wn, zeta = 0.1, 0.9
