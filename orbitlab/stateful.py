@@ -52,9 +52,10 @@ class Stateful:
     def load_state_dict(
         self, state: Mapping[str, Any], env_ids: torch.Tensor | np.ndarray | None = None
     ) -> list[str]:
-        """Write `state` (the shape of `state_dict()`, one row per world of `env_ids`, default
-        all; a generator as its `get_state()` bytes) into this component. Returns the keys
-        not restored because they lie inside an object not created yet."""
+        """Write `state` into this component: another component's `state_dict()` (live values,
+        copied) or the same shape with arrays, one row per world of `env_ids` (default all; a
+        generator as its `get_state()` bytes, a delay line as its rows oldest first). Returns
+        the keys not restored because they lie inside an object not created yet."""
         count = getattr(self, "num_envs", None) or getattr(self, "num_worlds", None)
         skipped = []
         for key, value in _flatten(state, ""):
@@ -64,11 +65,15 @@ class Stateful:
 
 
 def _flatten(tree: Any, path: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(tree, Mapping):
-        for key, value in tree.items():
-            yield from _flatten(value, f"{path}/{encode_key(key)}")
-    else:
-        yield path, tree
+    """(key, value) of every leaf of a `state_dict()`-shaped tree: rows as they are, a live
+    generator as its state bytes, a live delay line as its rows (oldest first)."""
+    for leaf in leaves(tree, path, None):
+        if leaf.kind == "rng":
+            yield leaf.path, leaf.obj.get_state()
+        elif leaf.kind == "delay":
+            yield leaf.path, delay_rows(leaf.obj, torch.arange(leaf.obj.buffer.shape[1]))
+        else:
+            yield leaf.path, leaf.obj
 
 
 # ------------------------------------------------------------------ keys

@@ -127,3 +127,49 @@ def test_a_plain_component_declares_its_state():
     d = Counter(4)
     d.load_state_dict(c.state_dict())
     assert torch.equal(d.count, c.count) and d.count is not c.count
+
+
+def test_a_component_loads_another_components_state_dict():
+    """Every component of a stepped env, loaded into a fresh env's from its live
+    `state_dict()` (nested components, delay lines, generators), reproduces its state."""
+    from orbitlab.envs.state import get_state, states_equal
+
+    a = make_env("Docking", NUM_ENVS, variant="baseline", seed=4)
+    a.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        a.step(2 * torch.rand((NUM_ENVS, a.action_manager.total_dim), generator=gen) - 1)
+    b = make_env("Docking", NUM_ENVS, variant="baseline", seed=4)
+    b.reset()
+    roots_b = component_roots(b)
+    for name, component in component_roots(a).items():
+        targets = roots_b[name]
+        pairs = component.items() if isinstance(component, dict) else [(None, component)]
+        for key, part in pairs:
+            target = targets if key is None else targets[key]
+            target.load_state_dict(part.state_dict())
+    physics = ("mujoco/", "orbit/", "global/common_step_counter")
+    equal, _, differ = states_equal(get_state(a), get_state(b), ignore=physics)
+    assert equal, differ[:8]
+
+
+def test_a_delay_line_is_restored_oldest_first_whatever_its_write_head():
+    from orbitlab.delay_line import DelayLine
+
+    class Latency(Stateful):
+        state_attrs = ("line", "rng")
+
+        def __init__(self, pushes: int):
+            self.num_envs = 4
+            self.line = DelayLine(3, (4, 2))
+            self.rng = torch.Generator().manual_seed(pushes)
+            for _ in range(pushes):  # leaves the write head at pushes % 4
+                self.line.push(torch.rand((4, 2), generator=self.rng))
+
+    a, b = Latency(6), Latency(1)
+    assert a.line.head != b.line.head
+    b.load_state_dict(a.state_dict())
+    assert torch.equal(b.rng.get_state(), a.rng.get_state())
+    for _ in range(5):
+        x = torch.rand((4, 2), generator=a.rng)
+        assert torch.equal(a.line.push(x), b.line.push(x))
