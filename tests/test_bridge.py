@@ -4,6 +4,8 @@ rejected input, reconnects and floods. Every server binds free ports and closes 
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import statistics
 import threading
@@ -14,8 +16,6 @@ from pathlib import Path
 import pytest
 
 zmq = pytest.importorskip("zmq")
-
-import itertools
 
 from orbitlab.bridge import (
     BridgeCfg,
@@ -403,15 +403,14 @@ def test_publisher_rate_limits_in_simulated_or_wall_seconds(wall_clock):
         serving(sim, accel=accel, telemetry_rate_hz=25.0, rate_in_wall_clock=wall_clock) as server,
         client_for(server) as client,
     ):
-        times, clocks = [], []
+        times: list[float] = []
+        clocks: list[float] = []
         client.subscribe(("sc0", "sc_states"), lambda m: times.append(m["time"]))
         client.wait_connected()
+        client.on_clock(clocks.append)  # every clock message, however many arrive per poll
         start = client.sim_time
         while client.sim_time < start + (6.0 if wall_clock else 3.0):  # >= 1.5 s of wall
-            before = client.sim_time
             client.poll(0.01)
-            if client.sim_time != before:
-                clocks.append(client.sim_time)
     steps = [round(b / 0.01) - round(a / 0.01) for a, b in itertools.pairwise(times)]
     assert len(steps) >= 15
     if wall_clock:
@@ -419,7 +418,7 @@ def test_publisher_rate_limits_in_simulated_or_wall_seconds(wall_clock):
     else:
         assert set(steps) == {4}
     clock_steps = [round((b - a) / 0.01) for a, b in itertools.pairwise(clocks)]
-    assert statistics.median(clock_steps) == 1
+    assert set(clock_steps) == {1}  # every tick, none skipped or repeated
 
 
 def test_force_and_torque_are_not_conflated():
@@ -560,12 +559,17 @@ def test_lockstep_releases_a_vanished_client():
         client_for(server) as a,
         client_for(server) as b,
     ):
-        last = a.wait_for("/sc0/orbitlab/out/sc_states")["time"]
-        for _ in range(3):  # both clients claim a topic each
+        a.wait_connected()
+        b.wait_connected()
+
+        def both_claimed() -> bool:
+            # A ZeroMQ publisher drops what it sends before its connection is up (the slow
+            # joiner), so both clients keep claiming until the server has heard each of them.
             a.publish_force("sc0", [1.0, 0.0, 0.0])
             b.publish_force("sc1", [1.0, 0.0, 0.0])
-            last = a.wait_for("/sc0/orbitlab/out/sc_states", newer_than=last)["time"]
-        assert len(server.required_topics()) == 2
+            return len(server.required_topics()) == 2
+
+        wait_until(both_claimed, timeout_s=5.0, client=a)
         b.close()  # vanishes without a word
         ticks = server.stats.ticks
         for _ in range(40):  # a alone: blocked until b's heartbeat times out
@@ -730,10 +734,18 @@ def test_a_flooding_client_cannot_stall_the_simulation(caplog):
         assert rate > 20.0
         assert server.stats.rate_dropped > 0  # over 500 Hz on one topic: dropped
         assert server.stats.commands < sent
-        wait_until(
-            lambda: any(d["code"] == "rate_limited" for d in client.diagnostics), client=client
-        )
-        assert any(d["suppressed"] > 0 for d in client.diagnostics)
+
+        def throttled_diagnostic_heard() -> bool:
+            # a diagnostic carries how many were suppressed before it: keep flooding until one
+            # does (a loaded machine may drain fewer than 50 a second in the first burst)
+            for _ in range(100):
+                with contextlib.suppress(zmq.Again):
+                    client.pub.send(frame, zmq.NOBLOCK)
+            return any(
+                d["code"] == "rate_limited" and d["suppressed"] > 0 for d in client.diagnostics
+            )
+
+        wait_until(throttled_diagnostic_heard, client=client, timeout_s=10.0)
     # diagnostics and log lines are throttled (50 per second by default)
     assert len([r for r in caplog.records if "rate_limited" in r.getMessage()]) <= 50 * 4
 

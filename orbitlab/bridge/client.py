@@ -130,6 +130,8 @@ class Client:
         self.latest_messages: dict[Key, dict] = {}
         self._counts: dict[Key, int] = {}
         self.callbacks: dict[Key, list[Callable[[dict], None]]] = {}
+        self.clock_callbacks: list[Callable[[float], None]] = []
+        """Called with each clock message's sim_time, s (inside `poll`); see `on_clock`."""
         self.advertised: dict[Key, str] = {}
         """Input topics this client publishes: (ns, topic) -> msg_type."""
         self.subscribed: set[Key] = set()
@@ -185,6 +187,11 @@ class Client:
         if callback is not None:
             self.callbacks.setdefault(key, []).append(callback)
         return key
+
+    def on_clock(self, callback: Callable[[float], None]) -> None:
+        """Call `callback(sim_time)` (s) on every clock message, inside `poll`: each tick's
+        clock, even when several arrive in one poll (`sim_time` keeps only the last)."""
+        self.clock_callbacks.append(callback)
 
     def advertise(self, namespace: str, topic: str, msg_type: str | None = None) -> None:
         """Declare an input topic this client publishes (claims it for lockstep)."""
@@ -322,6 +329,8 @@ class Client:
             self.sim_time = float(message["sim_time"])
             self.accel = float(message.get("accelFactor", 0.0))
             self._clock_wall = time.monotonic()
+            for clock_callback in self.clock_callbacks:
+                clock_callback(self.sim_time)
 
     def _answer_request(self, message: dict) -> None:
         rid = str(message.get("request_id", ""))
