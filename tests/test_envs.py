@@ -126,6 +126,21 @@ def test_terminal_states_reset_alone_and_are_not_time_outs():
     assert float(spin_rate(env)[1]) == pytest.approx(0.1, abs=1e-4)  # only tiny GG torques
 
 
+def test_a_reset_event_that_refreshes_still_costs_one_forward_pass(monkeypatch):
+    """The `spin` event calls set_root_state with its default refresh: inside the env's reset
+    the refresh waits for the end of the events, so the reset runs one forward pass, and the
+    gyro's first sample after the reset sees the event's rate."""
+    env = make_env(num_envs=3)
+    env.step(torch.zeros(3, 1))
+    calls = []
+    forward = env.scene.data.forward
+    monkeypatch.setattr(env.scene.data, "forward", lambda w=None: (calls.append(w), forward(w)))
+    env._reset_idx(torch.tensor([2]))
+    assert len(calls) == 1 and list(calls[0]) == [2]
+    gyro = env.scene.sensors["sat/gyro"]
+    assert float(gyro.truth_value[2, 2]) == 0.1
+
+
 def test_episode_reward_sums_are_logged_at_reset():
     env = make_env(num_envs=2, episode_s=0.5)
     logs = []

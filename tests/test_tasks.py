@@ -107,3 +107,33 @@ def test_every_task_runs_on_the_warp_backend(task, warp_device):
         for _ in range(3):
             obs, reward, *_ = env.step(action)
         assert torch.isfinite(obs["policy"]).all() and torch.isfinite(reward).all()
+
+
+@pytest.mark.parametrize("task", list(orbitlab_tasks.TASKS))
+def test_a_reset_runs_the_forward_pass_once(task, monkeypatch):
+    """Resetting some envs (scene reset, every reset event) runs MuJoCo's forward pass and
+    restarts each sensor once, whatever the events edit; the reset worlds' sensors then read
+    the reset state."""
+    env = make(task, "rl", 8)
+    env.step(torch.zeros(8, env.action_manager.total_dim))
+    calls = {"forward": 0, "sensors": 0}
+    forward = env.scene.data.forward
+
+    def counted_forward(worlds=None):
+        calls["forward"] += 1
+        forward(worlds)
+
+    monkeypatch.setattr(env.scene.data, "forward", counted_forward)
+    for sensor in env.scene.sensors.values():
+        reset = sensor.reset
+
+        def counted_reset(worlds, reset=reset):
+            calls["sensors"] += 1
+            reset(worlds)
+
+        monkeypatch.setattr(sensor, "reset", counted_reset)
+    ids = torch.tensor([1, 6])
+    env._reset_idx(ids)
+    assert calls == {"forward": 1, "sensors": len(env.scene.sensors)}
+    for sensor in env.scene.sensors.values():  # a first sample of the reset state
+        assert torch.equal(sensor.truth_value[ids], sensor.truth()[ids]), sensor.name

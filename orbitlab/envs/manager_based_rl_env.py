@@ -224,10 +224,9 @@ class ManagerBasedRLEnv(Stateful):
         log = self.extras.setdefault("log", {})
         if update_curriculum:
             log.update(self.curriculum_manager.compute(env_ids))
-        self.scene.reset(env_ids)
-        self.event_manager.apply("reset", env_ids)
-        self.scene.data.forward(env_ids.cpu().numpy())  # once, after every reset event
-        self.scene.refresh_sensors(env_ids)
+        with self.scene.deferred_refresh(env_ids):  # one forward pass, after every event
+            self.scene.reset(env_ids)
+            self.event_manager.apply("reset", env_ids)
         for manager in (
             self.action_manager,
             self.reward_manager,

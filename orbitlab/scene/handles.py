@@ -20,7 +20,7 @@ class EntityData:
     body's axes. Quaternions are (w, x, y, z), body -> world. The state fields are live
     views of the simulation's `qpos`/`qvel` (free joint: linear velocity in world axes,
     angular velocity in body axes): they follow every step, and writing into them edits
-    the state (call `scene.data.forward()` and `scene.refresh_sensors` afterwards, or use
+    the state (call `scene.refresh_worlds(worlds)` afterwards, or use
     `EntityHandle.set_root_state`). The rotated fields (`root_ang_vel_w`, `root_lin_vel_b`)
     are new tensors computed on each access. Every field raises a ValueError on an entity
     whose root has no free joint.
@@ -128,8 +128,7 @@ class EntityHandle:
                 target[worlds] = torch.as_tensor(value, dtype=target.dtype, device=target.device)
         self.scene.view.invalidate()
         if refresh:
-            self.scene.data.forward(_ids(worlds))
-            self.scene.refresh_sensors(worlds)
+            self.scene.refresh_worlds(_world_ids(self.scene, worlds))
 
     def equality_id(self, name: str) -> int:
         """Id of one of the entity's equality constraints (e.g. a latch), by its MJCF name."""
@@ -158,10 +157,11 @@ class EntityHandle:
         eq_active[worlds, i] = bool(active)
 
 
-def _ids(worlds) -> np.ndarray:
+def _world_ids(scene: Scene, worlds) -> torch.Tensor:
+    """`worlds` (ids, or a slice of every world) as a 1-D id tensor on the scene's device."""
     if isinstance(worlds, slice):
-        return None
-    return torch.as_tensor(worlds).reshape(-1).cpu().numpy()
+        return scene.all_worlds[worlds]
+    return torch.as_tensor(worlds, device=scene.device).reshape(-1)
 
 
 class MarkerHandle:

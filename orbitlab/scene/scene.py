@@ -15,7 +15,9 @@ once, here; a missing name raises an error naming it and what exists.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -109,6 +111,7 @@ class Scene:
             if isinstance(entity, SpacecraftCfg):
                 self._build_entity(name, entity, compiled.element_index[name])
         self.all_worlds = torch.arange(self.num_envs, device=self.device)
+        self._refresh_deferred = False
         self.reset()
 
     def _build_entity(
@@ -145,9 +148,16 @@ class Scene:
                 sensor.update()
 
     def reset(
-        self, worlds: torch.Tensor | None = None, orbit: OrbitInit | list[OrbitInit] | None = None
+        self,
+        worlds: torch.Tensor | None = None,
+        orbit: OrbitInit | list[OrbitInit] | None = None,
+        refresh: bool = True,
     ) -> None:
-        """Reset `worlds` (default all): state, chief orbit, actuators, sensors, markers."""
+        """Reset `worlds` (default all): state, chief orbit, actuators, sensors, markers.
+
+        `refresh`: then run the forward pass of those worlds and restart their sensors
+        (`refresh_worlds`); a caller that edits the reset worlds further passes False and
+        refreshes once at the end (or wraps both in `deferred_refresh`, as the env does)."""
         worlds = (
             self.all_worlds
             if worlds is None
@@ -162,7 +172,8 @@ class Scene:
                 f"{worlds.min().item()}..{worlds.max().item()}"
             )
         ids = worlds.cpu().numpy()
-        self.data.reset(ids, orbit=orbit if orbit is not None else self.cfg.orbit_init)
+        orbit = orbit if orbit is not None else self.cfg.orbit_init
+        self.data.reset(ids, orbit=orbit, forward=False)  # refresh_worlds runs it
         view = self.view
         view.episode[worlds] += 1
         view.step_count[worlds] = 0
@@ -171,7 +182,39 @@ class Scene:
         self.actuator_context.external[worlds] = 0.0
         for group in self.actuators.values():
             group.reset(worlds)
+        if refresh:
+            self.refresh_worlds(worlds)
+
+    def set_orbit_state(self, worlds: torch.Tensor, R_km, V_kms, t_s) -> None:
+        """Chief position (k, 3) km, velocity (k, 3) km/s and time (k,) s since J2000 of
+        `worlds` (k ids; clocks restarted), then `refresh_worlds`."""
+        self.data.set_orbit_state(R_km, V_kms, t_s, worlds.cpu().numpy(), forward=False)
+        self.view.invalidate()
+        self.refresh_worlds(worlds)
+
+    def refresh_worlds(self, worlds: torch.Tensor) -> None:
+        """After a reset or a state edit of `worlds`: MuJoCo's forward pass and the orbit-layer
+        loads at their state, then their sensors restarted (one forward pass per call;
+        nothing inside `deferred_refresh`, which refreshes once at its end)."""
+        if self._refresh_deferred:
+            return
+        self.data.forward(worlds.cpu().numpy())
         self.refresh_sensors(worlds)
+
+    @contextlib.contextmanager
+    def deferred_refresh(self, worlds: torch.Tensor) -> Iterator[None]:
+        """Edits of `worlds` inside the block (a reset, `set_root_state`, ...) skip their
+        refresh; one `refresh_worlds(worlds)` follows the block. The env's reset wraps the
+        scene reset and every reset event in it, so a reset runs the forward pass once."""
+        if self._refresh_deferred:  # nested: the outer block refreshes
+            yield
+            return
+        self._refresh_deferred = True
+        try:
+            yield
+        finally:
+            self._refresh_deferred = False
+        self.refresh_worlds(worlds)
 
     def refresh_sensors(self, worlds: torch.Tensor) -> None:
         """Restart the sensors of `worlds` (after a reset or a state edit)."""

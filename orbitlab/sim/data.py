@@ -362,8 +362,10 @@ class OrbitData:
         self,
         orbit: OrbitInit | list[OrbitInit] | None = None,
         worlds: np.ndarray | list[int] | None = None,
+        forward: bool = True,
     ) -> None:
-        """Set the chief state (and restart the clock) of `worlds` (default all)."""
+        """Set the chief state (and restart the clock) of `worlds` (default all); `forward`:
+        as in `set_orbit_state`."""
         ids = np.arange(self.nworld) if worlds is None else np.asarray(worlds, dtype=np.int64)
         if isinstance(orbit, (list, tuple)):
             if len(orbit) != len(ids):
@@ -377,11 +379,14 @@ class OrbitData:
             R = np.broadcast_to(_vector3(init.R_eci, first, "R_eci"), (len(ids), 3))
             V = np.broadcast_to(_vector3(init.V_eci, first, "V_eci"), (len(ids), 3))
             t = np.full(len(ids), init.resolved_time())
-        self.set_orbit_state(R, V, t, ids)
+        self.set_orbit_state(R, V, t, ids, forward=forward)
 
-    def set_orbit_state(self, R_km, V_kms, t_s, worlds: np.ndarray | list[int]) -> None:
+    def set_orbit_state(
+        self, R_km, V_kms, t_s, worlds: np.ndarray | list[int], forward: bool = True
+    ) -> None:
         """Vectorized `set_orbit`: chief position (k, 3) km, velocity (k, 3) km/s and
-        time (k,) s since J2000 of `worlds` (k ids); restarts their clocks."""
+        time (k,) s since J2000 of `worlds` (k ids); restarts their clocks. `forward`: then
+        run the forward pass of those worlds (False: the caller does, after further edits)."""
         ids = np.asarray(worlds, dtype=np.int64)
         R = np.asarray(R_km, dtype=np.float64)
         V = np.asarray(V_kms, dtype=np.float64)
@@ -416,7 +421,8 @@ class OrbitData:
         ):
             self._write_rows(name, ids, values)
         self.backend.clear_unstable(ids)
-        self.forward(ids)
+        if forward:
+            self.forward(ids)
 
     def _check_chief_step(self, R: np.ndarray, V: np.ndarray, ids: np.ndarray) -> None:
         """ValueError if the chief's RK4 step is too long for these orbits to stay stable:
@@ -463,10 +469,16 @@ class OrbitData:
         self,
         worlds: np.ndarray | list[int] | None = None,
         orbit: OrbitInit | list[OrbitInit] | None = None,
+        forward: bool = True,
     ) -> None:
-        """Reset `worlds` (default all) to the model's defaults and the given orbit."""
+        """Reset `worlds` (default all) to the model's defaults and the given orbit; `forward`:
+        then run their forward pass. False: only MuJoCo's position- and velocity-derived
+        fields of those worlds are made current (so that their body frames can be read),
+        and the caller runs `forward` after its further edits."""
         ids = None if worlds is None else np.asarray(worlds, dtype=np.int64)
         self.backend.reset(ids)
+        if not forward:
+            self.backend.kinematics(ids)
         rows = slice(None) if ids is None else ids
         for name in PER_ELEMENT_FIELDS:
             self._write_rows(name, rows, 0.0)
@@ -475,7 +487,7 @@ class OrbitData:
             self._write_rows("cmg_angle", rows, np.asarray(initial))
         self._write_rows("xfrc_user", rows, 0.0)
         self._write_rows("qfrc_user", rows, 0.0)
-        self.set_orbit(orbit, worlds=ids)
+        self.set_orbit(orbit, worlds=ids, forward=forward)
 
     def expand(self, name: str):
         """Per-world values of a model field (e.g. 'body_mass', 'body_inertia'), live.

@@ -122,7 +122,7 @@ def randomize_orbit(
         if isinstance(env.scene.data.t, np.ndarray)
         else env.scene.data.t.numpy()[ids]
     )
-    env.scene.data.set_orbit_state(R, V, t, ids)
+    env.scene.set_orbit_state(env_ids, R, V, t)
 
 
 def randomize_mass(

@@ -464,6 +464,7 @@ def reset_chaser_in_corridor(
         quat=quat_from_matrix(body),
         lin_vel_mps=max_speed_mps * (2.0 * uniform(n, 3) - 1.0),
         ang_vel_body=max_rate_deg_s * DEG * (2.0 * uniform(n, 3) - 1.0),
+        refresh=False,  # the env refreshes once after every reset event
     )
 
 

@@ -360,7 +360,7 @@ def reset_formation(
     rate_body = (C @ omega[..., None])[..., 0]  # co-rotating with the Hill frame
     zeros = torch.zeros((n, 3), dtype=torch.float64, device=env.device)
     env.scene.entities[geo.LEADER].set_root_state(
-        env_ids, pos_m=zeros, quat=q_hill, lin_vel_mps=zeros, ang_vel_body=rate_body
+        env_ids, pos_m=zeros, quat=q_hill, lin_vel_mps=zeros, ang_vel_body=rate_body, refresh=False
     )
     offsets = geo.slot_offsets(env.device)
     for k, f in enumerate(geo.FOLLOWERS):
@@ -374,7 +374,7 @@ def reset_formation(
             env, n, rate_noise_rad_s
         )
         env.scene.entities[f].set_root_state(
-            env_ids, pos_m=pos, quat=quat, lin_vel_mps=vel, ang_vel_body=rate
+            env_ids, pos_m=pos, quat=quat, lin_vel_mps=vel, ang_vel_body=rate, refresh=False
         )
 
 

@@ -42,7 +42,7 @@ def build_scene(seed: int):
     for sensor in scene.sensors.values():
         sensor.reseed(seed)
     ids = scene.all_worlds
-    scene.reset(ids)
+    scene.reset(ids, refresh=False)
     events = SimpleNamespace(
         generator=torch.Generator(device=scene.device).manual_seed(stream_seed(seed, "events"))
     )
@@ -51,8 +51,7 @@ def build_scene(seed: int):
         ids,
         **INITIAL_NOISE,
     )
-    scene.data.forward(ids.cpu().numpy())
-    scene.refresh_sensors(ids)
+    scene.refresh_worlds(ids)
     return scene
 
 
