@@ -72,11 +72,13 @@ class Node(Stateful):
     s (`period_steps * dt_s`).
     """
 
-    state_attrs = ("held", "_fresh")  # `due` is set afresh before every compute
+    # `due` is set afresh before every compute
+    state_attrs: ClassVar[tuple[str, ...]] = ("held", "_fresh")
 
     input_names: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ()
-    output_names: ClassVar[tuple[str, ...]] = ()
+    output_names: tuple[str, ...] = ()
+    """Not a ClassVar: a node whose outputs depend on its config sets them per instance."""
 
     @classmethod
     def from_env(cls, cfg: NodeCfg, name: str, env: Any) -> Node:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
@@ -31,7 +31,7 @@ class CommandTermCfg:
 class CommandTerm(Stateful):
     """Holds `command` (num_envs, dim); resamples per env when its timer expires."""
 
-    state_attrs = ("time_left", "generator")
+    state_attrs: ClassVar[tuple[str, ...]] = ("time_left", "generator")
 
     def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv):
         self.cfg, self.env = cfg, env

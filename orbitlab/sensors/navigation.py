@@ -195,6 +195,7 @@ class RangeBearingCfg(SensorCfg):
 
 class DockingLatch(_Targeted):
     state_attrs = (*_Targeted.state_attrs, "latched")
+    cfg: DockingLatchCfg
     dim = 6
     noisy = slice(2, 6)
 

@@ -25,7 +25,7 @@ on the wheels.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from orbitlab.agent import (
     AgentGraph,
@@ -62,6 +62,7 @@ from orbitlab_tasks.docking.agent import (
 )
 
 if TYPE_CHECKING:
+    from orbitlab.actuators.thrusters import ThrusterGroup
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 DEG = math.pi / 180.0
@@ -305,6 +306,11 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 
 
 # ------------------------------------------------------- translation policy
+def _rcs(env: ManagerBasedRLEnv) -> ThrusterGroup:
+    """The chaser's RCS thrusters (a `ThrusterGroupCfg` in the task's scene)."""
+    return cast("ThrusterGroup", env.scene.actuators["chaser/rcs"])
+
+
 def attitude_hold_nodes(env: ManagerBasedRLEnv, period_s: float) -> list:
     """The baseline's attitude loop: quaternion PD to the docking attitude on the wheels
     (~0.2 rad/s bandwidth, damping 0.9, 0.05 N m)."""
@@ -329,7 +335,7 @@ def attitude_hold_nodes(env: ManagerBasedRLEnv, period_s: float) -> list:
 def attitude_hold_agent(env: ManagerBasedRLEnv):
     """Agent of Docking-Translation: the baseline's navigation (for the docking attitude) and
     attitude loop; the policy flies the RCS."""
-    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    period = _rcs(env).cfg.pwm_period_s
     graph = AgentGraph(
         [_nav_node(env), *attitude_hold_nodes(env, period)], external_inputs=NAV_INPUTS
     )
@@ -354,7 +360,7 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 def _rcs_chain(env: ManagerBasedRLEnv, force_input: str, rotation: str) -> list:
     """The force `force_input` (N, in the axes that the nav output `rotation` turns into body
     axes) -> body wrench -> RCS allocation -> sigma-delta pulses (`rcs_force`)."""
-    rcs = env.scene.actuators["chaser/rcs"]
+    rcs = _rcs(env)
     period = rcs.cfg.pwm_period_s
     to_body = HillForceToBodyCfg(
         period_s=period, inputs={"force_hill": force_input, "hill_to_body": rotation}
@@ -370,9 +376,11 @@ def _rcs_chain(env: ManagerBasedRLEnv, force_input: str, rotation: str) -> list:
 
 def _nav_node(env: ManagerBasedRLEnv) -> DockingNavNode:
     """The baseline's sensor-only docking navigation, at the PWM period."""
-    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
-    lever = tuple(float(x) for x in mdp.probe_lever(env, CHASER.resolve(env.scene)))
-    return DockingNavCfg(lever_m=lever, period_s=period).build("nav", env)
+    period = _rcs(env).cfg.pwm_period_s
+    x, y, z = (float(v) for v in mdp.probe_lever(env, CHASER.resolve(env.scene)))
+    return cast(
+        "DockingNavNode", DockingNavCfg(lever_m=(x, y, z), period_s=period).build("nav", env)
+    )
 
 
 NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
@@ -381,7 +389,7 @@ NAV_INPUTS = ["relative_nav", "star_tracker", "gyro", "gnss"]
 def glideslope_agent(env: ManagerBasedRLEnv):
     """Sensor-only glideslope docking: RCS translation (pulse-modulated), wheel attitude."""
     chaser = env.scene.entities["chaser"]
-    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    period = _rcs(env).cfg.pwm_period_s
     guide = GlideslopeCfg(
         mass_kg=chaser.mass_kg,
         period_s=period,
@@ -416,7 +424,7 @@ def velocity_agent(env: ManagerBasedRLEnv):
     """Agent of Docking-Velocity: the baseline's navigation, attitude hold and RCS chain,
     with the policy's port-axis velocity command (`velocity_command`) flown by a
     proportional velocity loop in place of the glideslope guidance."""
-    period = env.scene.actuators["chaser/rcs"].cfg.pwm_period_s
+    period = _rcs(env).cfg.pwm_period_s
     loop = VelocityLoopCfg(
         mass_kg=env.scene.entities["chaser"].mass_kg,
         time_constant_s=VELOCITY_LOOP_TIME_CONSTANT_S,

@@ -20,7 +20,7 @@ sites 'probe_tip' and 'imu' and its sensors relative_nav, star_tracker, gyro, gn
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import mujoco
 import numpy as np
@@ -39,6 +39,7 @@ from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab.sensors.navigation import DockingLatch
 
 DEG = math.pi / 180.0
 
@@ -99,6 +100,11 @@ def site_in_root(mj_model: mujoco.MjModel, site: str | int, root_body: int) -> n
 
 def _site(chaser: SceneEntityCfg, name: str) -> int:
     return chaser.site_ids[chaser.site_names.index(name)]
+
+
+def _latch(chaser: SceneEntityCfg) -> DockingLatch:
+    """The chaser's latch sensor (a `DockingLatchCfg` in the task's scene)."""
+    return cast("DockingLatch", chaser.sensors["latch"])
 
 
 def probe_lever(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tensor:
@@ -177,7 +183,7 @@ def truth_state(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> dict[str, tor
 
 
 def _truth_state(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> dict[str, torch.Tensor]:
-    latch = chaser.sensors["latch"]
+    latch = _latch(chaser)
     port_pos, port_vel, port_axes = latch.target_point()
     tip_pos, tip_vel = latch.own_point()
     world_to_port = port_axes.transpose(-1, -2)
@@ -250,7 +256,7 @@ def latch_features(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tens
     """Latch sensor [contact, latched, distance, closing speed, lateral, misalignment],
     normalised: distance by 10 m, speed by the latch's 0.1 m/s, lateral by its 5 cm,
     misalignment by its 5 deg; each clipped to +-10 (N, 6)."""
-    latch = chaser.sensors["latch"]
+    latch = _latch(chaser)
     cfg = latch.cfg
     scale = torch.tensor(
         [
@@ -297,7 +303,7 @@ class capture(Stateful):
         soft: bool = True,
         window_steps: int = 3,
     ) -> torch.Tensor:
-        latch = chaser.sensors["latch"]
+        latch = _latch(chaser)
         closing = -truth_state(env, chaser)["vel"][:, 2]
         fresh = (env.episode_length_buf <= 1)[:, None]
         self.history = torch.where(
@@ -441,7 +447,7 @@ def reset_chaser_in_corridor(
         return torch.rand(shape, generator=gen, **kw)
 
     env.scene.view.invalidate()
-    latch = chaser.sensors["latch"]
+    latch = _latch(chaser)
     port_pos, _, port_axes = (x[env_ids] for x in latch.target_point())
     rng = range_m[0] + (range_m[1] - range_m[0]) * uniform(n)
     radius = max_lateral_m * uniform(n).sqrt()

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -44,6 +44,7 @@ from orbitlab_tasks.formation.constants import (
 )
 
 if TYPE_CHECKING:
+    from orbitlab.actuators.thrusters import ThrusterGroup
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
@@ -80,9 +81,8 @@ class ReferencePointNode(SceneNode):
         super().__init__(cfg, name, env)
         self.view = env.scene.view
         self.mu = env.scene.cfg.orbit.central_body.gm if mu_km3_s2 is None else mu_km3_s2
-        kw = {"dtype": torch.float64, "device": self.device}
-        self.pos = torch.zeros((self.num_envs, 3), **kw)
-        self.vel = torch.zeros((self.num_envs, 3), **kw)
+        self.pos = torch.zeros((self.num_envs, 3), dtype=torch.float64, device=self.device)
+        self.vel = torch.zeros((self.num_envs, 3), dtype=torch.float64, device=self.device)
         self.started = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
 
     def reset_state(self, worlds):
@@ -216,7 +216,7 @@ def _flyer_chain(
         outputs={"wrench_body": key("wrench_body")},
     ).build(f"{entity}_wrench", env)
     alloc = AllocationCfg(
-        allocator=env.scene.actuators[key("rcs")].allocator(),
+        allocator=cast("ThrusterGroup", env.scene.actuators[key("rcs")]).allocator(),
         period_s=period_s,
         inputs={"wrench_body": key("wrench_body")},
         outputs={"thruster_force": key("thruster_force")},

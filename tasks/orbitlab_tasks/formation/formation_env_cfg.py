@@ -14,6 +14,7 @@ slot or two flyers closer than 0.35 m (centre to centre) end one as a failure.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from orbitlab_tasks.formation.agents import (
     translation_policy_agent,
     velocity_policy_agent,
 )
+
+if TYPE_CHECKING:
+    from orbitlab.scene.entities import EntityCfg
 
 PHYSICS_DT_S = 0.05
 """Physics step, s (two per 10 Hz PWM period)."""
@@ -86,7 +90,7 @@ def _hill_rotation(orbit: OrbitInit) -> np.ndarray:
 def _scene(num_envs: int) -> SceneCfg:
     orbit = chief_orbit()
     C = _hill_rotation(orbit)
-    entities = {}
+    entities: dict[str, EntityCfg] = {}
     for name in (geo.LEADER, *geo.FOLLOWERS):
         offset = geo.SLOT_OFFSETS_M.get(name, (0.0, 0.0, 0.0))
         flyer = spacecraft.formation_flyer(pos_m=tuple(C.T @ np.asarray(offset)))

@@ -18,7 +18,7 @@ keep a per-follower value (`mdp.PerFollowerTerm`); the env's own reward is their
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -50,7 +50,8 @@ class _FollowerView:
                 f"{env.action_manager.total_dim}: build it from env_cfg, not "
                 "baseline_cfg"
             )
-        total = env.observation_manager.shapes["policy"][0]
+        # the policy group is concatenated: one tensor, so its shape is a torch.Size
+        total = cast(torch.Size, env.observation_manager.shapes["policy"])[0]
         if total % self.num_agents:
             raise ValueError(
                 f"policy observation of {total} values does not split into "
@@ -80,7 +81,9 @@ class _FollowerView:
 class FollowerBatchEnv(gym.vector.VectorEnv):
     """Every follower of every world as one row of a vector env (a shared policy's view)."""
 
-    metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata: dict[str, Any] = {  # noqa: RUF012 - Gymnasium reads it from the class
+        "autoreset_mode": AutoresetMode.SAME_STEP
+    }
 
     def __init__(self, env: ManagerBasedRLEnv, as_numpy: bool = True):
         self.env, self.as_numpy = env, as_numpy

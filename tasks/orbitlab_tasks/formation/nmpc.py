@@ -20,7 +20,7 @@ directly: `ManagerBasedRLEnv(nmpc_cfg(1))`, see `scripts/formation_study.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -41,6 +41,7 @@ from orbitlab_tasks.formation.formation_env_cfg import baseline_cfg
 from orbitlab_tasks.formation.nmpc_cfg import follower_nmpc_cfg
 
 if TYPE_CHECKING:
+    from orbitlab.actuators.thrusters import ThrusterGroup
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 NMPC_NODE = "formation_nmpc"
@@ -221,7 +222,7 @@ def nmpc_nodes(
     for f in geo.FOLLOWERS:
         nodes.append(
             AllocationCfg(
-                allocator=env.scene.actuators[f"{f}/rcs"].allocator(),
+                allocator=cast("ThrusterGroup", env.scene.actuators[f"{f}/rcs"]).allocator(),
                 period_s=period_s,
                 inputs={"wrench_body": f"{f}/wrench_body"},
                 outputs={"thruster_force": f"{f}/thruster_force"},

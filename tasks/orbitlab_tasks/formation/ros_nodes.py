@@ -59,7 +59,7 @@ def _wrench_messages(wrench: np.ndarray):
 def make_nodes(namespaces: dict[str, str] | None = None, period_s: float = PERIOD_S) -> list:
     """The leader's and both followers' nodes (rclpy must be initialised)."""
     ns = {**NAMESPACES, **(namespaces or {})}
-    nodes = [LeaderNode(ns["leader"], period_s)]
+    nodes: list[_Base] = [LeaderNode(ns["leader"], period_s)]
     for f in geo.FOLLOWERS:
         others = [ns[g] for g in geo.FOLLOWERS if g != f]
         nodes.append(FollowerNode(f, ns[f], ns["leader"], others, period_s))

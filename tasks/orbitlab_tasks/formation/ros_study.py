@@ -20,6 +20,7 @@ import math
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,8 @@ def serve_ros(
         }
     finally:
         server.close()
-    log = {k: np.asarray(v) for k, v in adapter.log.items()}
+    # values typed Any: numpy's savez stub matches a **dict of arrays against allow_pickle
+    log: dict[str, Any] = {k: np.asarray(v) for k, v in adapter.log.items()}
     np.savez(out / "sim.npz", **log)
     error = log["error"]
     summary["formation_error_m"] = float(error.mean())

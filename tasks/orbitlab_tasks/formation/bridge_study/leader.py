@@ -144,6 +144,7 @@ class LeaderController:
                 wrench = u
             state = self.model.propagate(state, u)
             plan[n + 1] = state
+        assert wrench is not None  # horizon_steps >= 1 (FormationNmpc checks it)
         force_eci = C.T @ quat_to_matrix(x[6:10]) @ wrench[:3]
         self._held = (force_eci, gravity_gradient(r_n))
         return wrench, plan, r

@@ -128,7 +128,8 @@ def serve(cfg: StudyCfg, out: Path) -> dict[str, Any]:
         }
     finally:
         server.close()
-    log = {k: np.asarray(v) for k, v in adapter.log.items()}
+    # values typed Any: numpy's savez stub matches a **dict of arrays against allow_pickle
+    log: dict[str, Any] = {k: np.asarray(v) for k, v in adapter.log.items()}
     np.savez(out / "sim.npz", **log)
     summary = {
         "ticks": ticks,
