@@ -106,7 +106,7 @@ class ActuatorGroupCfg:
 class ActuatorGroup(Stateful):
     """One group of elements of one kind: holds the command and runs the pipeline."""
 
-    state_attrs = (
+    state_attrs: ClassVar[tuple[str, ...]] = (
         "command",
         "output",
         "gain",

@@ -59,6 +59,7 @@ class BDotNode(Node):
     """
 
     state_attrs = (*Node.state_attrs, "previous", "has_previous")
+    cfg: BDotCfg
 
     input_names = ("magnetometer",)
     output_names = ("mtq_dipole",)
@@ -75,8 +76,7 @@ class BDotNode(Node):
         self.max_dipole = vector_param(cfg.max_dipole_am2, "max_dipole_am2", name, self.device)
         if bool((self.max_dipole < 0).any()):
             raise ValueError(f"node '{name}': max_dipole_am2 must be >= 0")
-        kw = {"dtype": torch.float64, "device": self.device}
-        self.previous = torch.zeros((num_envs, 3), **kw)
+        self.previous = torch.zeros((num_envs, 3), dtype=torch.float64, device=self.device)
         """Field signal (B in T, or B/|B| when normalized) at the last update, (N, 3)."""
         self.has_previous = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
 
@@ -145,6 +145,8 @@ class QuaternionPDNode(Node):
     (N, 3) rad/s. Output: torque (N, 3) N m, body axes.
     """
 
+    cfg: QuaternionPDCfg
+
     input_names = ("attitude", "rate", "target_attitude")
     optional_inputs = ("target_rate",)
     output_names = ("torque",)
@@ -205,6 +207,8 @@ class QuaternionPDCfg(NodeCfg):
 class RateDampingNode(Node):
     """tau = -Kd omega, norm-limited: detumbling with wheels or thrusters.
     Input: rate (N, 3) rad/s, body axes. Output: torque (N, 3) N m, body axes."""
+
+    cfg: RateDampingCfg
 
     input_names = ("rate",)
     output_names = ("torque",)

@@ -44,6 +44,8 @@ class TorqueToWheelsNode(Node):
     that do so). Input: torque (N, 3) N m, body axes. Output: wheel_torque (N, k) N m.
     """
 
+    cfg: TorqueToWheelsCfg
+
     input_names = ("torque",)
     output_names = ("wheel_torque",)
 
@@ -86,6 +88,8 @@ class TorqueToMagnetorquersNode(Node):
     Inputs: torque (N, 3) N m, magnetometer (N, 3) T, body axes. Output: mtq_dipole (N, k)
     A m^2 per rod (body axes x, y, z for the default axes).
     """
+
+    cfg: TorqueToMagnetorquersCfg
 
     input_names = ("torque", "magnetometer")
     output_names = ("mtq_dipole",)
@@ -160,6 +164,8 @@ class VelocityLoopNode(Node):
     guidance policy whose action is the velocity command.
     """
 
+    cfg: VelocityLoopCfg
+
     input_names = ("velocity_command", "velocity")
     output_names = ("force",)
 
@@ -208,6 +214,8 @@ class AllocationNode(Node):
     """
 
     state_attrs = (*Node.state_attrs, "last_result")
+
+    cfg: AllocationCfg
 
     input_names = ("wrench_body",)
     output_names = ("thruster_force",)

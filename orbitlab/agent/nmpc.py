@@ -48,6 +48,7 @@ class FormationNmpcNode(Node):
     received when it solves; the first update after a reset holds them at their states)."""
 
     state_attrs = (*Node.state_attrs, "plans", "has_plan")
+    cfg: FormationNmpcNodeCfg
 
     def __init__(
         self,
@@ -112,7 +113,7 @@ class FormationNmpcNode(Node):
             self.has_plan[i] = False
 
     def _others(
-        self, world: int, k: int, states: np.ndarray, leader: np.ndarray
+        self, world: int | np.integer, k: int, states: np.ndarray, leader: np.ndarray
     ) -> list[np.ndarray]:
         H = self.cfg.nmpc.horizon_steps
         others = [leader[:, :3]] if self.cfg.avoid_leader else []
@@ -146,13 +147,14 @@ class FormationNmpcNode(Node):
                 self.failures[agent] += int(not sol.success)
             self.has_plan[i] = True
         self.plans = new_plans
-        kw = {"dtype": torch.float64, "device": self.device}
+        f64, device = torch.float64, self.device
         out = {
-            f"wrench/{a}": torch.as_tensor(wrench[:, k], **kw) for k, a in enumerate(self.agents)
+            f"wrench/{a}": torch.as_tensor(wrench[:, k], dtype=f64, device=device)
+            for k, a in enumerate(self.agents)
         }
         out.update(
             {
-                f"plan/{a}": torch.as_tensor(self.plans[:, k], **kw)
+                f"plan/{a}": torch.as_tensor(self.plans[:, k], dtype=f64, device=device)
                 for k, a in enumerate(self.agents)
             }
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 
@@ -37,7 +37,8 @@ class NodeCfg:
         """The node `name` of `env`'s agent graph: `class_type.from_env(self, name, env)`."""
         if self.class_type is None:
             raise ValueError(f"node '{name}': {type(self).__name__}.class_type names no Node class")
-        return self.class_type.from_env(self, name, env)
+        node_class = cast("type[Node]", self.class_type)  # a Node subclass, see class_type
+        return node_class.from_env(self, name, env)
 
 
 def period_steps(period_s: float, dt_s: float, owner: str) -> int:
@@ -75,7 +76,8 @@ class Node(Stateful):
     # `due` is set afresh before every compute
     state_attrs: ClassVar[tuple[str, ...]] = ("held", "_fresh")
 
-    input_names: ClassVar[tuple[str, ...]] = ()
+    input_names: tuple[str, ...] = ()
+    """Not a ClassVar: a node whose inputs depend on its config sets them per instance."""
     optional_inputs: ClassVar[tuple[str, ...]] = ()
     output_names: tuple[str, ...] = ()
     """Not a ClassVar: a node whose outputs depend on its config sets them per instance."""
@@ -161,11 +163,11 @@ class Node(Stateful):
     def reset(self, worlds: torch.Tensor | None = None) -> None:
         """Zero the held outputs and internal state of `worlds` (index or bool mask; None: all);
         they recompute on their next `update` whatever the step count."""
-        worlds = slice(None) if worlds is None else worlds
-        self._fresh[worlds] = True
+        rows: torch.Tensor | slice = slice(None) if worlds is None else worlds
+        self._fresh[rows] = True
         for value in self.held.values():
-            value[worlds] = 0
-        self.reset_state(worlds)
+            value[rows] = 0
+        self.reset_state(rows)
 
     def reset_state(self, worlds: torch.Tensor | slice) -> None:
         """Subclass hook: clear the internal state of `worlds`."""

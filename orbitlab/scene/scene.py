@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 
@@ -119,13 +120,13 @@ class Scene:
     ) -> None:
         for group_name, group_cfg in entity.actuators.items():
             key = f"{name}/{group_name}"
-            self.actuators[key] = group_cfg.class_type.from_scene(group_cfg, key, self, name, index)
+            group_class = cast("type[ActuatorGroup]", group_cfg.class_type)
+            self.actuators[key] = group_class.from_scene(group_cfg, key, self, name, index)
         for sensor_name, sensor_cfg in entity.sensors.items():
             key = f"{name}/{sensor_name}"
             stream = len(self.sensors)
-            self.sensors[key] = sensor_cfg.class_type.from_scene(
-                sensor_cfg, key, self, name, stream
-            )
+            sensor_class = cast("type[Sensor]", sensor_cfg.class_type)
+            self.sensors[key] = sensor_class.from_scene(sensor_cfg, key, self, name, stream)
 
     # ------------------------------------------------------------ simulation
     @property

@@ -100,7 +100,15 @@ def _mount(view: SimView, body: int, site: int) -> tuple[torch.Tensor, torch.Ten
 class Sensor(Stateful):
     """Base sensor: timer, hold, latency and noise over (num_worlds, dim) tensors."""
 
-    state_attrs = ("value", "held", "truth_value", "world_bias", "samples", "delay", "noise_key")
+    state_attrs: ClassVar[tuple[str, ...]] = (
+        "value",
+        "held",
+        "truth_value",
+        "world_bias",
+        "samples",
+        "delay",
+        "noise_key",
+    )
 
     dim: ClassVar[int] = 0
     noisy: ClassVar[slice] = slice(None)

@@ -47,7 +47,7 @@ def _gravity_difference_kernel(
     out: wp.array2d(dtype=wp.vec3d),
 ):
     """g(R + r_b) - g(R) at each listed body's COM r_b (m), in m/s^2."""
-    w, k = wp.tid()
+    w, k = wp.tid()  # type: ignore[misc]  # Warp's stub: tid() -> int | tuple[...]
     delta = wp.float64(1.0e-3) * com[w, bodies[k]]
     out[w, k] = wp.float64(1.0e3) * differential_gravity_accel(body, use_j2, R[w], delta)
 

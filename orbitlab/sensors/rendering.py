@@ -232,12 +232,13 @@ class _OpenGLEngine:
             )
             mujoco.mjr_render(self._rect, self._scene, self._mjr)
             mujoco.mjr_readPixels(rgb_buffer, depth_buffer, self._rect, self._mjr)
-            # OpenGL's rows run bottom-up; images run top-down.
-            if rgb:
+            # OpenGL's rows run bottom-up; images run top-down. (`rgb` and `depth` decide
+            # which of these arrays exist, so the None tests are those flags.)
+            if rgb_out is not None and rgb_buffer is not None:
                 rgb_out[k] = rgb_buffer[::-1]
-            if depth:
+            if raw is not None and depth_buffer is not None:
                 raw[k] = depth_buffer[::-1]
-        return rgb_out, (self._metric_depth(raw) if depth else None)
+        return rgb_out, (self._metric_depth(raw) if raw is not None else None)
 
     def _metric_depth(self, z: np.ndarray) -> np.ndarray:
         """Reversed-Z depth-buffer values (1 near, 0 far) to metres along the camera axis."""
@@ -274,7 +275,7 @@ def _gather_images(
     depth_out: wp.array3d(dtype=wp.float32),
 ):
     """Unpack MuJoCo-Warp's packed 0xAARRGGBB pixels and planar depth of chosen worlds."""
-    k, pixel = wp.tid()
+    k, pixel = wp.tid()  # type: ignore[misc]  # Warp's stub: tid() -> int | tuple[...]
     world = worlds[k]
     y = pixel // width
     x = pixel - y * width
@@ -344,7 +345,7 @@ class _WarpEngine:
         self.far = float(self.rc.zfar)
         self._dummy_rgb = wp.zeros((1, 1, 1, 3), dtype=wp.uint8, device=self.device)
         self._dummy_depth = wp.zeros((1, 1, 1), dtype=wp.float32, device=self.device)
-        self._all_worlds = wp.array(
+        self._all_worlds: wp.array = wp.array(
             np.arange(nworld, dtype=np.int32), dtype=wp.int32, device=self.device
         )
 
@@ -467,6 +468,7 @@ class CameraRenderer:
         self.engine = engine
         self._on_warp = on_warp
         self._torch_device = torch.device(wp.device_to_torch(data.device)) if on_warp else None
+        self._engine: _WarpEngine | _OpenGLEngine | None
         if engine == "warp":
             self._engine = _WarpEngine(
                 data.backend,

@@ -15,7 +15,8 @@ import numpy as np
 if TYPE_CHECKING:
     import mujoco
 
-Vec3 = tuple[float, float, float] | list[float] | np.ndarray
+# Three numbers, checked by `_vector` when an element resolves (so any tuple, as any list).
+Vec3 = tuple[float, ...] | list[float] | np.ndarray
 
 
 def _vector(kind: str, name: str, field_name: str, value: Vec3, *, unit: bool) -> np.ndarray:
