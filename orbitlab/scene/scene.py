@@ -206,8 +206,9 @@ class Scene:
     def deferred_refresh(self, worlds: torch.Tensor) -> Iterator[None]:
         """Edits of `worlds` inside the block (a reset, `set_root_state`, ...) skip their
         refresh; one `refresh_worlds(worlds)` follows the block. The env's reset wraps the
-        scene reset and every reset event in it, so a reset runs the forward pass once."""
-        if self._refresh_deferred:  # nested: the outer block refreshes
+        scene reset and every reset event in it, so a reset runs the forward pass once.
+        Edits of other worlds inside the block are not refreshed: pass them all."""
+        if self._refresh_deferred:  # nested: the outer block refreshes (its worlds)
             yield
             return
         self._refresh_deferred = True
