@@ -152,13 +152,10 @@ class Scene:
         self,
         worlds: torch.Tensor | None = None,
         orbit: OrbitInit | list[OrbitInit] | None = None,
-        refresh: bool = True,
     ) -> None:
-        """Reset `worlds` (default all): state, chief orbit, actuators, sensors, markers.
-
-        `refresh`: then run the forward pass of those worlds and restart their sensors
-        (`refresh_worlds`); a caller that edits the reset worlds further passes False and
-        refreshes once at the end (or wraps both in `deferred_refresh`, as the env does)."""
+        """Reset `worlds` (default all): state, chief orbit, actuators, sensors, markers,
+        then `refresh_worlds` (a caller that edits the reset worlds further wraps both in
+        `deferred_refresh`, as the env does, so that the refresh runs once at the end)."""
         worlds = (
             self.all_worlds
             if worlds is None
@@ -183,8 +180,7 @@ class Scene:
         self.actuator_context.external[worlds] = 0.0
         for group in self.actuators.values():
             group.reset(worlds)
-        if refresh:
-            self.refresh_worlds(worlds)
+        self.refresh_worlds(worlds)
 
     def set_orbit_state(self, worlds: torch.Tensor, R_km, V_kms, t_s) -> None:
         """Chief position (k, 3) km, velocity (k, 3) km/s and time (k,) s since J2000 of

@@ -42,16 +42,16 @@ def build_scene(seed: int):
     for sensor in scene.sensors.values():
         sensor.reseed(seed)
     ids = scene.all_worlds
-    scene.reset(ids, refresh=False)
     events = SimpleNamespace(
         generator=torch.Generator(device=scene.device).manual_seed(stream_seed(seed, "events"))
     )
-    mdp.reset_formation(
-        SimpleNamespace(scene=scene, device=scene.device, event_manager=events),
-        ids,
-        **INITIAL_NOISE,
-    )
-    scene.refresh_worlds(ids)
+    with scene.deferred_refresh(ids):  # one forward pass, after the formation is placed
+        scene.reset(ids)
+        mdp.reset_formation(
+            SimpleNamespace(scene=scene, device=scene.device, event_manager=events),
+            ids,
+            **INITIAL_NOISE,
+        )
     return scene
 
 
