@@ -174,7 +174,9 @@ def test_reaction_wheel_torque_and_speed_saturate():
     scene.step(600)  # 0.01 N m / 1e-3 kg m^2 = 10 rad/s^2: the 50 rad/s limit after ~5 s
     speed = float(group.speed()[0, 0])
     assert 49.0 < speed < 50.0 + 10.0 * DT  # stops within one step of the limit
-    assert scene.data.wheel_torque_applied[0, 0] == 0.0
+    # At the limit the motor torque is cut to what keeps the speed there: each RK4 stage
+    # leaves a sliver of room (measured 3.5e-10 N m), 1e-4 of the 0.01 N m limit bounds it.
+    assert abs(scene.data.wheel_torque_applied[0, 0]) < 1e-6
 
 
 def test_wheel_friction_opposes_speed():

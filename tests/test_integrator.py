@@ -146,13 +146,25 @@ def test_scenes_inherit_rk4():
         env.close()
 
 
-def test_orbit_coupled_tumble_keeps_energy_with_the_loads_off():
-    """End to end through OrbitData (the orbit layer running, its torques switched off)."""
-    spec = SimSpec.from_xml_path(asset_path("cubesat_3u"))
+def orbit_coupled_tumble(name: str, gm_scale: float) -> tuple[float, float]:
+    """(|H - H0| / |H0|, relative energy drift) of a 600 s tumble at dt 0.1 s through
+    OrbitData (the default per-stage coupling), every load switch off and the central
+    body's gm scaled by `gm_scale` (the chief on its circular orbit at 400 km).
+
+    "Every switch off" leaves the differential gravity on each body (the Encke point-mass
+    difference between a body's COM and the chief): for one body at the origin it is ~0,
+    but for an asset of several bodies it is the tidal force between them, whose torque
+    about the composite COM is the composite's gravity-gradient torque, proportional to gm.
+    """
+    spec = SimSpec.from_xml_path(asset_path(name))
     for switch in ("use_j2", "use_gravity_gradient", "use_drag", "use_srp", "use_magnetic"):
         setattr(spec.orbit, switch, False)
+    spec.orbit.central_body.gm *= gm_scale
     model = spec.compile(timestep=0.1)
-    data = model.make_data(nworld=2, orbit=OrbitInit(R_eci=[6778.137, 0, 0], V_eci=[0, 7.6686, 0]))
+    r = spec.orbit.central_body.radius + 400.0
+    speed = np.sqrt(spec.orbit.central_body.gm / r)
+    data = model.make_data(nworld=2, orbit=OrbitInit(R_eci=[r, 0, 0], V_eci=[0, speed, 0]))
+    assert data.coupling == "stage"
     data.bind("qvel")[:, 3:6] = TUMBLE_RAD_S
     data.forward()
     m, d = model.mj_model, mujoco.MjData(model.mj_model)
@@ -164,7 +176,26 @@ def test_orbit_coupled_tumble_keeps_energy_with_the_loads_off():
 
     H0, E0 = state(0)
     data.step(6000)
-    for world in range(2):
-        H, E = state(world)
-        assert abs(np.linalg.norm(H) / np.linalg.norm(H0) - 1) < TOL
-        assert abs(E / E0 - 1) < TOL
+    drifts = [state(world) for world in range(2)]
+    return (
+        max(np.linalg.norm(H - H0) / np.linalg.norm(H0) for H, _ in drifts),
+        max(abs(E / E0 - 1) for _, E in drifts),
+    )
+
+
+@pytest.mark.parametrize("name", RIGID_FREE_FLYERS)
+def test_orbit_coupled_tumble_keeps_energy_and_momentum_with_gravity_scaled_away(name):
+    """With every load off and gm scaled by 1e-12 (no differential gravity left), the
+    orbit-coupled step keeps H to 2e-9 and energy to 1e-9 over 10 minutes (measured: H
+    <= 4.4e-10, RK4's truncation of its direction; energy <= 4e-11)."""
+    dH, dE = orbit_coupled_tumble(name, 1e-12)
+    assert dH < 2e-9 and dE < 1e-9, (dH, dE)
+
+
+@pytest.mark.parametrize("name", ["docking_chaser", "docking_target"])
+def test_differential_gravity_is_what_still_turns_a_multibody_asset(name):
+    """The loads that "all off" keeps: with Earth's gm the two-body docking assets' H moves
+    by 1.3e-5 (chaser) and 9.6e-5 (target) over 10 minutes, the tidal torque between their
+    bodies; with gm scaled away the same tumble keeps H to 1e-10 (test above)."""
+    dH, _ = orbit_coupled_tumble(name, 1.0)
+    assert dH > 1e-6, dH

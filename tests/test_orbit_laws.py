@@ -403,7 +403,8 @@ def test_sun_is_at_maximum_declination_at_june_solstice_2000() -> None:
 def test_cylindrical_eclipse_dark_behind_and_lit_in_front() -> None:
     t = 1e8
     s = _sun_np(t)
-    out = ev.environment(np.stack([-7000.0 * s, 7000.0 * s]), t)["illumination"]
+    r = np.stack([-7000.0 * s, 7000.0 * s])
+    out = ev.environment(r, t, penumbra=False)["illumination"]
     # the hard-edged cylinder is exactly {0, 1}
     np.testing.assert_array_equal(out, [0.0, 1.0])
 
@@ -433,7 +434,7 @@ def test_cylindrical_eclipse_edge_through_environment_at_real_sun() -> None:
     p = _perp_unit(s)
     along = -7000.0 * s
     r = np.stack([along + (RE + 1e-6) * p, along + (RE - 1.0) * p, along + (RE + 1.0) * p])
-    out = ev.environment(r, t)["illumination"]
+    out = ev.environment(r, t, penumbra=False)["illumination"]
     # 1 mm outside the edge is beyond any rounding of d_perp (~1e-12 km)
     np.testing.assert_array_equal(out, [1.0, 0.0, 1.0])
 
@@ -463,6 +464,26 @@ def _conical_np(r: np.ndarray, t: float) -> np.ndarray:
     )
     out[part] = 1.0 - area / (np.pi * r1**2)
     return out
+
+
+def test_conical_shadow_is_the_default_and_lit_on_the_suns_side_of_the_terminator() -> None:
+    """The sunward half-space skips the disk geometry: points there, down to 1 km above the
+    surface and up to 1e-9 km past the terminator plane, equal the full overlap formula
+    (1 exactly), as do points just behind the plane, where the penumbra begins."""
+    t = 3e8
+    s = _sun_np(t)
+    p = _perp_unit(s)
+    q = np.cross(s, p)
+    rng = np.random.default_rng(5)
+    angle = rng.uniform(0.0, 2.0 * np.pi, 400)
+    radius = RE + rng.uniform(1.0, 2000.0, 400)
+    offset = rng.choice([1e-9, 1.0, 50.0, -1e-9, -30.0, -300.0], 400)  # km along s
+    ring = np.cos(angle)[:, None] * p + np.sin(angle)[:, None] * q
+    r = offset[:, None] * s + np.sqrt(radius**2 - offset**2)[:, None] * ring
+    chi = ev.environment(r, t)["illumination"]
+    np.testing.assert_allclose(chi, _conical_np(r, t), rtol=0, atol=1e-12)
+    assert np.all(chi[offset > 0] == 1.0)
+    assert chi.min() < 1.0  # some points behind the plane are in the penumbra
 
 
 def test_penumbra_goes_monotonically_from_one_to_zero_across_the_shadow_edge() -> None:

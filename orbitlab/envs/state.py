@@ -204,7 +204,7 @@ def set_state(
         if key.startswith("mujoco/out/")
     }
     for name in outputs:
-        batch.bind(name)
+        data.backend.bind(name)  # recorded as bound: no forward on a term's first read later
     data.forward(ids)
     if mj_state is not None:
         batch.state[ids] = mj_state  # the loads kernel rewrote xfrc_applied

@@ -143,11 +143,17 @@ def eclipse_conical(r: wp.vec3d, s_hat: wp.vec3d, sun_km: f64, radius: f64) -> f
     """Illumination fraction in [0, 1] from the overlap of the solar and body disks.
 
     Conical umbra/penumbra model with a finite solar disk (radius SUN_RADIUS_KM) at
-    distance sun_km; an option beyond the reference's cylinder, off by default.
+    distance sun_km: continuous across the shadow's edge, so that a per-stage step sees no
+    jump in SRP. A point on the Sun's side of the terminator plane (r.s >= 0) more than
+    1e-4 radii above the surface is lit (the Sun's angular radius, < 4.8e-3 rad, and the
+    parallax of s_hat, |r|/sun_km, cannot bring the disks within the 1.4e-2 rad that the
+    margin leaves), which spares half of every orbit the trigonometry.
     """
+    d_body = wp.length(r)
+    if wp.dot(r, s_hat) >= f64(0.0) and d_body >= f64(1.0001) * radius:
+        return f64(1.0)
     to_sun = sun_km * s_hat - r
     d_sun = wp.length(to_sun)
-    d_body = wp.length(r)
     if d_body <= radius:
         return f64(0.0)
     a_s = wp.asin(wp.min(f64(SUN_RADIUS_KM) / d_sun, f64(1.0)))
@@ -171,13 +177,16 @@ def eclipse_conical(r: wp.vec3d, s_hat: wp.vec3d, sun_km: f64, radius: f64) -> f
 
 
 @wp.func
-def illumination(body: CentralBody, penumbra: int, r: wp.vec3d, s_hat: wp.vec3d, t: f64) -> f64:
+def illumination(
+    body: CentralBody, penumbra: int, r: wp.vec3d, s_hat: wp.vec3d, sun_km: f64
+) -> f64:
     """Illumination factor at r: cylindrical {0,1} or, with penumbra, conical [0,1].
 
-    s_hat is sun_direction(t), passed in so that callers evaluate it once.
+    s_hat is sun_direction(t) and sun_km sun_distance_km(t) (read only with penumbra),
+    passed in so that callers evaluate them once per time, not once per point.
     """
     if penumbra != 0:
-        return eclipse_conical(r, s_hat, sun_distance_km(t), body.radius)
+        return eclipse_conical(r, s_hat, sun_km, body.radius)
     return eclipse_cylindrical(r, s_hat, body.radius)
 
 

@@ -66,7 +66,7 @@ def _environment_kernel(
     i = wp.tid()
     s_hat = env.sun_direction(t[i])
     sun[i] = s_hat
-    chi[i] = env.illumination(body, penumbra, r[i], s_hat, t[i])
+    chi[i] = env.illumination(body, penumbra, r[i], s_hat, env.sun_distance_km(t[i]))
     rho[i] = env.atmosphere_density(body, r[i])
     B[i] = env.dipole_field(body, r[i], t[i])
 
@@ -156,9 +156,12 @@ def gravity_gradient_torque(r, Q_I, principal_inertia, mu: float = MU_EARTH_KM3_
 
 
 def environment(
-    r, t, central: CentralBodyCfg | None = None, penumbra: bool = False
+    r, t, central: CentralBodyCfg | None = None, penumbra: bool = True
 ) -> dict[str, np.ndarray]:
-    """Sun direction, illumination, density (kg/m^3) and dipole field (T) at r (km), t (s)."""
+    """Sun direction, illumination, density (kg/m^3) and dipole field (T) at r (km), t (s).
+
+    penumbra: the conical shadow (the default, as the orbit layer's `use_penumbra`), or
+    False for the hard cylinder."""
     r_b, t_b = np.broadcast_arrays(np.asarray(r, np.float64), np.asarray(t, np.float64)[..., None])
     n = r_b.size // 3
     sun, B = np.zeros((n, 3)), np.zeros((n, 3))

@@ -124,35 +124,49 @@ class OrbitData:
             bool(self._switches.from_qpos) and self.backend.loads_as_generalized_forces
         )
         self._graph: wp.Graph | None = None
+        self._switches.stage = int(self._rk4_stages())
+        self.coupling = "stage" if self._switches.stage else "held"
+        """How this data's step applies the loads: 'stage' (orbitlab's RK4 of the coupled
+        state, the loads at every stage) or 'held' (once per step; also what 'stage' means
+        with a one-stage integrator)."""
         self._record_launches()
         self._stepper = self._stage_stepper()
         self.set_orbit(orbit)
 
-    def _stage_stepper(self):
-        """The per-stage RK4 stepper when the model asks for coupling 'stage', else None."""
+    def _rk4_stages(self) -> bool:
+        """Whether the loads are evaluated at RK4's four stages: coupling 'stage' with the
+        RK4 integrator. With a one-stage integrator 'stage' is the held step."""
         coupling = self.model.orbit.coupling
-        if coupling == "held":
-            return None
-        if coupling != "stage":
+        if coupling not in ("stage", "held"):
             raise ValueError(f"orbit.coupling must be 'stage' or 'held', got {coupling!r}")
         m = self.model.mj_model
+        if coupling == "held" or m.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4:
+            return False
         why = [
             reason
             for bad, reason in (
-                (m.opt.integrator != mujoco.mjtIntegrator.mjINT_RK4, "integrator RK4"),
                 (
                     self.model.orbit_substeps != 1 or self.model.segment_steps != 1,
-                    "orbit_dt equal to the timestep (or None)",
+                    (
+                        "orbit_dt equal to the timestep or None (got "
+                        f"{self.model.orbit.orbit_dt!r} s, timestep {self.model.timestep:g} s)"
+                    ),
                 ),
-                (self.model.count("cmgs") > 0, "no CMGs"),
-                (m.na > 0, "no actuator activations (na = 0)"),
+                (m.na > 0, f"no actuator activations (the model has na = {m.na})"),
             )
             if bad
         ]
         if why:
             raise ValueError(
-                f"orbit.coupling='stage' needs {', '.join(why)}; use coupling='held' otherwise"
+                f"orbit.coupling='stage' (the default) needs {'; '.join(why)}: set "
+                "orbit.coupling='held' for this model"
             )
+        return True
+
+    def _stage_stepper(self):
+        """The per-stage RK4 stepper when the loads are evaluated at every stage, else None."""
+        if not self._switches.stage:
+            return None
         from orbitlab.sim.stages import StageStepper
 
         prepare = None if self._switches.from_qpos else self.backend.kinematics

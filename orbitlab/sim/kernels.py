@@ -40,6 +40,7 @@ from orbitlab.orbit.environment import (
     dipole_field_at,
     illumination,
     sun_direction,
+    sun_distance_km,
 )
 from orbitlab.orbit.gravity import (
     differential_gravity_accel_at,
@@ -159,6 +160,18 @@ def cmg_reaction_torque(
 
 
 @wp.func
+def cmg_rate_torque(
+    el: Elements, i: int, delta: f64, rate: f64, Q: wp.mat33d, omega: wp.vec3d
+) -> wp.vec3d:
+    """Reaction torque of CMG i at gimbal angle delta (rad) turning at rate (rad/s), N m:
+    -h rate Q (g x s(delta)) - omega x (h Q s(delta)), the instantaneous form that the
+    per-stage coupling evaluates at every RK4 stage (d s / d delta = g x s)."""
+    h = el.cmg_h[i]
+    s = rotor_axis(el, i, delta)
+    return -h * rate * (Q @ wp.cross(el.cmg_gimbal[i], s)) - wp.cross(omega, h * (Q @ s))
+
+
+@wp.func
 def commands_code(state: WorldState, w: int, nthr: int, nrw: int, nmtq: int, ncmg: int) -> int:
     """NONFINITE_COMMAND if an actuator command of world w is not finite (a NaN written
     straight to the data is an error, not a saturated command), else OK."""
@@ -235,11 +248,12 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         L.use_magnetic,
         L.penumbra,
     )
-    FROM_QPOS, TO_QFRC, SEGMENT_STEPS, ORBIT_SUBSTEPS = (
+    FROM_QPOS, TO_QFRC, SEGMENT_STEPS, ORBIT_SUBSTEPS, STAGE = (
         L.from_qpos,
         L.to_qfrc,
         L.segment_steps,
         L.orbit_substeps,
+        L.stage,
     )
 
     def loads_kernel(
@@ -282,6 +296,7 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         penumbra = static_or(PENUMBRA, sw.penumbra)
         kq = static_or(FROM_QPOS, sw.from_qpos)
         to_qfrc = static_or(TO_QFRC, sw.to_qfrc)
+        stage = static_or(STAGE, sw.stage)
         nbody = static_or(NBODY, body_mass.shape[1])
         nsurf = static_or(NSURF, el.surf_body.shape[0])
         nthr = static_or(NTHR, el.thr_body.shape[0])
@@ -317,7 +332,10 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
         B = dipole_field_at(body, R, inv_R, t)
         state.sun_eci[w] = s_hat
         state.mag_field_eci[w] = B
-        state.eclipse[w] = illumination(body, penumbra, R, s_hat, t)
+        sun_km = f64(0.0)
+        if penumbra != 0:
+            sun_km = sun_distance_km(t)
+        state.eclipse[w] = illumination(body, penumbra, R, s_hat, sun_km)
         rho = atmosphere_density_at_distance(body, R_norm)
         state.atm_density[w] = rho
 
@@ -393,7 +411,7 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
                 rho_s = atmosphere_density_near(body, rho, R_norm, rp)
                 force += drag_force(rho_s, u, n, el.surf_area[s], el.surf_cd[s])
             if use_srp != 0 and el.surf_srp[s] != 0:
-                chi = illumination(body, penumbra, rp, s_hat, t)
+                chi = illumination(body, penumbra, rp, s_hat, sun_km)
                 force += srp_force(chi, s_hat, n, el.surf_area[s], el.surf_cr[s])
             add_wrench(wrench, w, b, force, wp.cross(c, force))
             F_ext += force
@@ -432,10 +450,15 @@ def make_loads_kernel(layout: KernelLayout = GENERIC, module: str | None = None)
             b = el.cmg_body[i]
             angle = state.cmg_angle[w, i]
             angle_next = cmg_next_angle(sw, el, i, state.cmg_rate[w, i], angle)
-            state.cmg_rate_applied[w, i] = (angle_next - angle) / sw.timestep
-            torque = cmg_reaction_torque(
-                sw, el, i, angle, angle_next, frames.Q[fr, b], frames.omega[fr, b]
-            )
+            rate = (angle_next - angle) / sw.timestep
+            state.cmg_rate_applied[w, i] = rate
+            torque = zero
+            if stage != 0:  # the stage's own angle and rate (the stepper integrates the angle)
+                torque = cmg_rate_torque(el, i, angle, rate, frames.Q[fr, b], frames.omega[fr, b])
+            else:
+                torque = cmg_reaction_torque(
+                    sw, el, i, angle, angle_next, frames.Q[fr, b], frames.omega[fr, b]
+                )
             add_wrench(wrench, w, b, zero, torque)
 
         # Reference-orbit feedback and the origin-acceleration correction.

@@ -54,6 +54,7 @@ class OrbitModel:
         sw.segment_steps = self.segment_steps
         sw.from_qpos = 0
         sw.to_qfrc = 0
+        sw.stage = 0
         return sw
 
     def elements(self, device: str) -> Elements:

@@ -34,20 +34,25 @@ class OrbitLayerCfg:
     """Solar radiation pressure on surfaces with use_srp."""
     use_magnetic: bool = True
     """Residual-dipole and magnetorquer torques."""
-    use_penumbra: bool = False
-    """Conical penumbra illumination in [0, 1] instead of the hard cylinder."""
+    use_penumbra: bool = True
+    """Conical shadow (umbra and penumbra of the finite solar disk, illumination in [0, 1],
+    continuous across the shadow's edge) instead of the hard cylinder (0 or 1, which
+    switches SRP off and on within a step)."""
     central_body: CentralBodyCfg = field(default_factory=CentralBodyCfg)
     """The central body (Earth by default)."""
     orbit_dt: float | None = None
     """Chief RK4 step, s; None uses the MuJoCo timestep. Smaller values substep
     (timestep must be a multiple); larger ones predict segments (a multiple of
     the timestep)."""
-    coupling: str = "held"
-    """How the orbit-layer loads enter the integration. 'stage': evaluated at every RK4
-    stage by orbitlab's own RK4 of the coupled state (fourth order; either backend, RK4,
-    orbit_dt on the timestep, no CMGs: `orbitlab.sim.stages`). 'held': evaluated once
-    per step and held over MuJoCo's integration (first order in dt for the loads; any
-    backend, integrator and schedule; the faster of the two)."""
+    coupling: str = "stage"
+    """How the orbit-layer loads enter the integration. 'stage' (the default): evaluated at
+    every stage of the integrator. With RK4 this is orbitlab's own RK4 of the coupled state
+    (`orbitlab.sim.stages`): fourth order in dt on either backend; it needs orbit_dt on the
+    timestep (or None) and no actuator activations. With a one-stage integrator (Euler,
+    implicit, implicitfast) the one stage is the step's start: the same step as 'held'.
+    'held': evaluated once per step and held over MuJoCo's integration: first order in dt
+    wherever a load changes within a step (docs/physics.md gives the errors), any
+    integrator and chief schedule, fewer evaluations (the faster of the two)."""
     elements: ElementSet = field(default_factory=ElementSet)
     """Surfaces, dipoles and actuators."""
 

@@ -191,6 +191,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("segment_steps", int, "MuJoCo steps per predicted segment (orbit_dt > timestep)"),
     Switch("from_qpos", int, "1: body kinematics from qpos/qvel (free bodies), 0: derived"),
     Switch("to_qfrc", int, "1: loads as free-joint qfrc_applied, 0: as xfrc_applied"),
+    Switch("stage", int, "1: the loads are evaluated at every RK4 stage (sim/stages.py), 0: held"),
 )
 
 LAYOUT_CONSTANTS: tuple[str, ...] = (

@@ -22,8 +22,12 @@ arrays. The step's start state and its sum of stage derivatives are kept in floa
 either, so that MuJoCo-Warp's float32 state only rounds the stage states, not the sum.
 The step issues no host read on a GPU (it can be captured as a CUDA graph).
 
+CMG gimbal angles are part of the state too: the loads kernel gives each stage's gimbal
+rate (the command after its rate and angle limits) and the instantaneous reaction torque
+at the stage's angle, and the step's end angle is kept within the limits.
+
 Constraints: RK4 as the model's integrator, the chief on the MuJoCo timestep (orbit_dt
-None or equal), no CMGs and no actuator activations; `OrbitData` refuses the others with a
+None or equal) and no actuator activations; `OrbitData` refuses the others with a
 one-line reason.
 """
 
@@ -37,7 +41,7 @@ import numpy as np
 
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.launch import WorldLaunch
-from orbitlab.sim.records import WorldState
+from orbitlab.sim.records import Elements, WorldState
 
 wp.set_module_options({"enable_backward": False})
 
@@ -85,6 +89,8 @@ class StepStart:
     sum_R: wp.array(dtype=wp.vec3d)  # sum of w_k V
     sum_V: wp.array(dtype=wp.vec3d)  # sum of w_k a_chief
     sum_wheel: wp.array2d(dtype=wp.float64)  # sum of w_k wheel torque
+    cmg_angle: wp.array2d(dtype=wp.float64)  # rad
+    sum_cmg: wp.array2d(dtype=wp.float64)  # sum of w_k gimbal rate
 
 
 @wp.func
@@ -134,6 +140,8 @@ def restore_start(
         qvel[w, i] = qvel.dtype(start.qvel[w, i])
     for i in range(state.wheel_momentum.shape[1]):
         state.wheel_momentum[w, i] = start.wheel_momentum[w, i]
+    for i in range(state.cmg_angle.shape[1]):
+        state.cmg_angle[w, i] = start.cmg_angle[w, i]
     state.R[w] = start.R[w]
     state.V[w] = start.V[w]
     state.t[w] = start.t[w]
@@ -147,6 +155,7 @@ def rk4_stage(
     k: int,
     dt: f64,
     joints: JointTable,
+    el: Elements,
     state: WorldState,
     start: StepStart,
     qpos: wp.array2d(dtype=Any),
@@ -175,6 +184,7 @@ def rk4_stage(
     nq = qpos.shape[1]
     nv = qvel.shape[1]
     nrw = state.wheel_momentum.shape[1]
+    ncmg = state.cmg_angle.shape[1]
     if first != 0:
         # y_0: the float64 end of the last step wherever the arrays still hold its rounding
         # (MuJoCo-Warp's float32), else what was written there since (a reset, a user).
@@ -188,6 +198,8 @@ def rk4_stage(
             start.time[w] = f64(time[w])
         for i in range(nrw):
             start.wheel_momentum[w, i] = state.wheel_momentum[w, i]
+        for i in range(ncmg):
+            start.cmg_angle[w, i] = state.cmg_angle[w, i]
         start.R[w] = state.R[w]
         start.V[w] = state.V[w]
         start.t[w] = state.t[w]
@@ -262,6 +274,14 @@ def rk4_stage(
         state.wheel_momentum[w, i] = stage_value(
             last, start.wheel_momentum[w, i], total, rate, h, dt
         )
+    for i in range(ncmg):
+        rate = state.cmg_rate_applied[w, i]
+        total = stage_sum(first, start.sum_cmg[w, i], weight, rate)
+        start.sum_cmg[w, i] = total
+        angle = stage_value(last, start.cmg_angle[w, i], total, rate, h, dt)
+        if last != 0:
+            angle = wp.clamp(angle, el.cmg_min_angle[i], el.cmg_max_angle[i])
+        state.cmg_angle[w, i] = angle
     V = state.V[w]
     A = state.a_chief[w]
     sum_R = stage_sum(first, start.sum_R[w], weight, V)
@@ -312,6 +332,7 @@ class StageStepper:
         self.active = active
         backend, m = data.backend, data.model.mj_model
         nworld, nrw = data.nworld, data.model.count("wheels")
+        ncmg = data.model.count("cmgs")
         self.forward = backend.forward
         self.start = StepStart()
         self.start.frozen = backend.alloc((nworld,), int)
@@ -328,12 +349,15 @@ class StageStepper:
             ("sum_R", (nworld,), vec3d),
             ("sum_V", (nworld,), vec3d),
             ("sum_wheel", (nworld, nrw), wp.float64),
+            ("cmg_angle", (nworld, ncmg), wp.float64),
+            ("sum_cmg", (nworld, ncmg), wp.float64),
         ):
             setattr(self.start, name, backend.alloc(shape, dtype))
         field = backend.body_field
         inputs = [
             wp.float64(data.model.timestep),
             joint_table(m, data.device),
+            data._elements,
             data._state,
             self.start,
             field("qpos"),
@@ -353,7 +377,13 @@ class StageStepper:
         ]
 
     def step(self) -> None:
-        """Advance the healthy worlds by one timestep (frozen worlds keep their state)."""
+        """Advance the healthy worlds by one timestep (frozen worlds keep their state).
+
+        Where the loads read MuJoCo's derived fields (`prepare`), they are made current at
+        the new state at the end, as the held step leaves them; otherwise they describe
+        the last stage's state, as after the held step of a free-floating scene (call
+        `OrbitData.forward()` before reading them).
+        """
         ids = self.active()
         for stage in self.stages:
             if self.prepare is not None:
@@ -361,6 +391,8 @@ class StageStepper:
             self.data._loads.launch()
             self.forward(ids)
             stage.launch()
+        if self.prepare is not None:
+            self.prepare(ids)
 
     def close(self) -> None:
         for stage in self.stages:

@@ -64,6 +64,24 @@ UNSTABLE_WARNINGS = (
 )
 """MuJoCo warnings after which it resets a world to its initial state by itself."""
 MODEL_FIELDS = {"body_mass": wp.float64, "body_inertia": wp.vec3d, "body_ipos": wp.vec3d}
+ACCELERATION_OUTPUTS = frozenset(
+    (
+        "qacc",
+        "qacc_smooth",
+        "qfrc_smooth",
+        "qfrc_constraint",
+        "qfrc_actuator",
+        "actuator_force",
+        "efc_force",
+        "cacc",
+        "cfrc_int",
+        "cfrc_ext",
+        "sensordata",
+    )
+)
+"""MjData outputs of MuJoCo's actuation and acceleration stages, which `kinematics` does not
+recompute: the batch copies every bound output after each call, from per-thread scratch
+data that then holds another world's values, so `kinematics` puts these back."""
 
 
 def wrap(array: np.ndarray, dtype) -> wp.array:
@@ -84,7 +102,8 @@ class CpuBackend:
 
     device = "cpu"
     loads_as_generalized_forces = True
-    """Free-floating scenes get their loads as qfrc_applied (see `OrbitData`)."""
+    """Free-floating scenes get their loads as qfrc_applied (see `OrbitData`; MuJoCo's own
+    mapping of xfrc_applied costs ~20% of a free body's step here)."""
     per_world_calls = True
     """`forward`, `kinematics` and `step` can run a subset of the worlds (`ids`)."""
 
@@ -153,8 +172,21 @@ class CpuBackend:
 
     def kinematics(self, ids: np.ndarray | None = None) -> None:
         """Position- and velocity-derived fields (xipos, xmat, cvel, ...) of worlds `ids`
-        at their current state (forward stages up to mjSTAGE_VEL)."""
+        at their current state (forward stages up to mjSTAGE_VEL); the bound outputs of the
+        later stages (`ACCELERATION_OUTPUTS`, e.g. qacc) keep their values."""
+        rows = slice(None) if ids is None else ids
+        kept = {
+            name: self.batch.bind(name)[rows].copy() for name in self._bound & ACCELERATION_OUTPUTS
+        }
         self.batch.forward(ids=ids, stage=mujoco.mjtStage.mjSTAGE_VEL)
+        for name, values in kept.items():
+            array = self.batch.bind(name)
+            writable = array.flags.writeable
+            array.flags.writeable = True  # a read-only output view: restore what we copied
+            try:
+                array[rows] = values
+            finally:
+                array.flags.writeable = writable
 
     def step(self, derived: bool = True, worlds: np.ndarray | None = None) -> None:
         """One MuJoCo step of every world (or of `worlds` only).

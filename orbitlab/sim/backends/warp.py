@@ -47,6 +47,31 @@ def _import_mujoco_warp():
     return mujoco_warp
 
 
+@wp.kernel
+def flag_buffer_overflow(
+    naconmax: int,
+    njmax: int,
+    nacon: wp.array(dtype=int),
+    ncollision: wp.array(dtype=int),
+    nefc: wp.array(dtype=int),
+    bits: wp.vec3i,
+    overflow: wp.array(dtype=int),
+):
+    """Mark world w's overflow flags after a forward pass, as MuJoCo-Warp's own step does
+    when it advances (its `forward` alone does not): more contact candidates (broadphase)
+    or contacts (narrowphase) than naconmax in all, or more constraint rows than njmax in
+    the world. bits: the flags' values (NEFC, BROADPHASE, NARROWPHASE)."""
+    w = wp.tid()
+    flags = overflow[w]
+    if nefc[w] > njmax:
+        flags = flags | bits[0]
+    if ncollision[0] > naconmax:
+        flags = flags | bits[1]
+    if nacon[0] > naconmax:
+        flags = flags | bits[2]
+    overflow[w] = flags
+
+
 def default_device() -> str:
     """'cuda:0' when Warp sees a GPU, else Warp's CPU device."""
     return "cuda:0" if wp.get_cuda_device_count() > 0 else "cpu"
@@ -90,8 +115,10 @@ def contact_capacity(mj_model: mujoco.MjModel) -> tuple[int, int]:
 class WarpBackend:
     """MuJoCo-Warp behind the backend interface."""
 
-    loads_as_generalized_forces = False
-    """Loads go to xfrc_applied: MuJoCo-Warp maps them on the device at no measurable cost."""
+    loads_as_generalized_forces = True
+    """Free-floating scenes get their loads as qfrc_applied, as on the CPU backend: both
+    backends then hold a step's loads in the same coordinates (the free joints' world-axes
+    force and body-axes torque) over MuJoCo's integration."""
     per_world_calls = False
     """MuJoCo-Warp runs every world in each call (`ids` arguments are ignored)."""
 
@@ -156,9 +183,24 @@ class WarpBackend:
         return current
 
     def forward(self, ids=None) -> None:
-        """Every world (MuJoCo-Warp has no per-world forward; `ids` is accepted and ignored)."""
+        """Every world (MuJoCo-Warp has no per-world forward; `ids` is accepted and ignored).
+        Buffer overflows are flagged per world (see `check`), as after a step."""
+        flags = self.mjw.OverflowType
         with wp.ScopedDevice(self.device):
             self.mjw.forward(self.m, self.d)
+            wp.launch(
+                flag_buffer_overflow,
+                dim=self.nworld,
+                inputs=[
+                    self.d.naconmax,
+                    self.d.njmax,
+                    self.d.nacon,
+                    self.d.ncollision,
+                    self.d.nefc,
+                    wp.vec3i(int(flags.NEFC), int(flags.BROADPHASE), int(flags.NARROWPHASE)),
+                ],
+                outputs=[self.d.overflow],
+            )
 
     def kinematics(self, ids=None) -> None:
         """Position- and velocity-derived fields (xipos, xmat, subtree_com, cvel) of every
