@@ -97,7 +97,7 @@ def _tar_xz(path: Path, base: Path, names: list[str]) -> None:
 
 
 def _normalized(name: str) -> str:
-    """'Name-1.0.dist-info' or 'name-1.0-py3-none-any.whl' -> 'name-1.0' (PEP 503 name)."""
+    """'Name-1.0' (a dist-info less its suffix) or 'name-1.0-py3-none-any.whl' -> 'name-1.0'."""
     dist, version = name.split("-")[:2]
     return f"{dist.lower().replace('_', '-').replace('.', '-')}-{version}"
 
@@ -164,7 +164,7 @@ def pack(
     python: str = "3.12",
 ) -> dict:
     """Write out/part1..partN and their manifests; return the manifest."""
-    installed = {_normalized(i.name) for i in site.glob("*.dist-info")}
+    installed = {_normalized(i.name.removesuffix(".dist-info")) for i in site.glob("*.dist-info")}
     wheels = [
         {"file": w.name, "sha256": sha256_file(w)}
         for w in sorted(wheels_dir.glob("*.whl"))

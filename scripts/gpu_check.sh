@@ -42,8 +42,8 @@ read -r -a bundle_dirs <<< "${ORBITLAB_GPU_BUNDLE:-$root/.gpu-bundle $stage}"
 work="${ORBITLAB_GPU_WORK:-/tmp/orbitlab-gpu}"
 out="${OUT:-/tmp/orbitlab-gpu-out}"
 # Seconds per step; they add up to 560 s, under the 570 s (9.5 min) a device call may use.
-declare -A limit=([setup]=40 [sweep]=110 [tests]=150 [parity]=45 [env]=110 [train]=60
-                  [restart]=30 [cache]=15)
+declare -A limit=([setup]=30 [sweep]=100 [tests]=175 [parity]=45 [env]=120 [train]=50
+                  [restart]=30 [cache]=10)
 total=0
 for s in "${limit[@]}"; do total=$((total + s)); done
 mkdir -p "$out"
@@ -116,6 +116,7 @@ plain = ["hydra", "omegaconf", "antlr4", "yaml", "git", "tensorboard", "google.p
 with_torch = ["torch", "tensordict", "rsl_rl.runners", "torch.utils.tensorboard"]
 for name in plain:
     importlib.import_module(name)
+imported = list(plain)
 try:
     import torch
 except ModuleNotFoundError:
@@ -125,12 +126,13 @@ except ModuleNotFoundError:
 else:
     for name in with_torch:
         importlib.import_module(name)
+    imported += with_torch
     print(f"torch {torch.__version__} (cuda {torch.cuda.is_available()})")
 wp.init()
 n = wp.get_cuda_device_count()
 print(f"python {sys.version.split()[0]}, warp {wp.__version__} (cache {wp.config.kernel_cache_dir}), "
       f"mujoco {mujoco.__version__}, gymnasium {gymnasium.__version__}, numpy {numpy.__version__}, "
-      f"warp CUDA devices {n}; imported: {', '.join(plain + with_torch)}")
+      f"warp CUDA devices {n}; imported: {', '.join(imported)}")
 if sys.argv[1].startswith("cuda") and n < 1:
     sys.exit("warp sees no CUDA device: the driver or CUDA 13 runtime is not usable here")
 EOF
