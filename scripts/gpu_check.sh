@@ -20,6 +20,8 @@
 # to $OUT/*.json, $OUT/tests.xml, $OUT/phases.tsv. Exit 0: every phase passed; 1: some
 # phase failed or timed out; 2: a precondition failed.
 #
+# Dry run of the bundle as shipped, with a bare interpreter, here: scripts/gpu_dry_run.sh.
+#
 # Environment (defaults in brackets):
 #   ORBITLAB_GPU_CHECK_DEVICE   Warp device [cuda:0]; 'cpu' dry-runs everything on this host
 #   ORBITLAB_GPU_CHECK_SMOKE    1: tiny sizes (nworld 1 2, 8 envs, few steps) [0]
