@@ -44,7 +44,7 @@ read -r -a bundle_dirs <<< "${ORBITLAB_GPU_BUNDLE:-$root/.gpu-bundle $stage}"
 work="${ORBITLAB_GPU_WORK:-/tmp/orbitlab-gpu}"
 out="${OUT:-/tmp/orbitlab-gpu-out}"
 # Seconds per step; they add up to 560 s, under the 570 s (9.5 min) a device call may use.
-declare -A limit=([setup]=30 [sweep]=100 [tests]=175 [parity]=45 [env]=120 [train]=50
+declare -A limit=([setup]=35 [sweep]=95 [tests]=170 [parity]=55 [env]=115 [train]=50
                   [restart]=30 [cache]=10)
 total=0
 for s in "${limit[@]}"; do total=$((total + s)); done
