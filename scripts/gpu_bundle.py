@@ -4,8 +4,9 @@ Standard library only (it runs on the device machine before anything is installe
 
 A bundle is one payload, an uncompressed tar of
 
-* `site.tar.xz`: the installed wheels, a `pip install --target` tree for Python 3.12 on
-  manylinux x86_64 (put first on PYTHONPATH there);
+* `site/<distribution>.tar.xz`, one per installed wheel: together a `pip install --target`
+  tree for Python 3.12 (or `--python`'s version, for a dry run) on manylinux x86_64, put
+  first on PYTHONPATH there;
 * `src.tar.xz`: the project's working tree (tracked files and untracked ones git does not
   ignore, as `git ls-files` lists them, so a git worktree works the same);
 * `warp-cache.tar.gz` (optional): a Warp kernel cache that an earlier check brought back;
@@ -16,7 +17,8 @@ and sha256, the whole payload's sha256, and what it holds (wheels with their sha
 source commit). Either part alone therefore says what is missing.
 
     python3 scripts/gpu_bundle.py pack --site DIR --wheels DIR --src-root DIR --out DIR \
-        [--warp-cache FILE.tar.gz] [--cache DIR] [--part-mib 60] [--max-parts 2]
+        [--warp-cache FILE.tar.gz] [--cache DIR] [--part-mib 60] [--max-parts 2] \
+        [--python 3.12]
     python3 scripts/gpu_bundle.py verify DIR [DIR ...]      # folders holding part<k>/
     python3 scripts/gpu_bundle.py unpack DIR [DIR ...] --dest DIR
 
@@ -94,21 +96,60 @@ def _tar_xz(path: Path, base: Path, names: list[str]) -> None:
             raise BundleError(f"xz failed (exit {xz.returncode}) writing {path}")
 
 
-def _site_archive(site: Path, wheels: list[dict], cache: Path | None) -> Path:
-    """site.tar.xz of the --target tree, reused from `cache` when the wheels are the same
-    (xz -9e of ~500 MB takes ~15 minutes on a 2-core machine)."""
-    key = hashlib.sha256(json.dumps(wheels, sort_keys=True).encode()).hexdigest()[:16]
-    target = (cache or site.parent) / f"site-{key}.tar.xz"
-    if target.exists():
-        print(f"gpu_bundle: reusing {target}")
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    names = sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.is_file())
-    start = time.perf_counter()
-    _tar_xz(target.with_suffix(".part"), site, names)
-    target.with_suffix(".part").rename(target)
-    print(f"gpu_bundle: compressed {len(names)} site files in {time.perf_counter() - start:.0f} s")
-    return target
+def _normalized(name: str) -> str:
+    """'Name-1.0' (a dist-info less its suffix) or 'name-1.0-py3-none-any.whl' -> 'name-1.0'."""
+    dist, version = name.split("-")[:2]
+    return f"{dist.lower().replace('_', '-').replace('.', '-')}-{version}"
+
+
+def _dist_groups(site: Path) -> dict[str, list[str]]:
+    """The --target tree's files by distribution ({'warp_lang-1.19.0': [paths]}, from each
+    *.dist-info/RECORD, the dist-info itself included); files no RECORD lists (pip's
+    own leftovers, a test's fake tree) under '_other'."""
+    groups: dict[str, list[str]] = {}
+    claimed: set[str] = set()
+    for info in sorted(site.glob("*.dist-info")):
+        record = info / "RECORD"
+        listed = record.read_text().splitlines() if record.is_file() else []
+        names = {line.rsplit(",", 2)[0] for line in listed if line.strip()}
+        names |= {str(p.relative_to(site)) for p in info.rglob("*") if p.is_file()}
+        files = sorted(n for n in names if (site / n).is_file() and n not in claimed)
+        claimed.update(files)
+        groups[info.name.removesuffix(".dist-info")] = files
+    other = sorted(
+        n
+        for n in (str(p.relative_to(site)) for p in site.rglob("*") if p.is_file())
+        if n not in claimed
+    )
+    if other:
+        groups["_other"] = other
+    return groups
+
+
+def _site_archives(site: Path, cache: Path | None) -> dict[str, Path]:
+    """One `site/<distribution>.tar.xz` per installed distribution, each kept in `cache`
+    under a key of its files' names and contents: xz -9e of warp's ~300 MB library takes
+    ~15 minutes on a 2-core machine, so a change of the package list or of the Python
+    version compresses only what changed (warp-lang's wheel is the same for every Python)."""
+    folder = cache or site.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    archives = {}
+    for dist, names in _dist_groups(site).items():
+        digest = hashlib.sha256()
+        for name in names:
+            digest.update(f"{name}\0{sha256_file(site / name)}\0".encode())
+        target = folder / f"{dist}-{digest.hexdigest()[:16]}.tar.xz"
+        if not target.exists():
+            start = time.perf_counter()
+            _tar_xz(target.with_suffix(".part"), site, names)
+            target.with_suffix(".part").rename(target)
+            print(
+                f"gpu_bundle: compressed {dist} ({len(names)} files) in "
+                f"{time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
+        archives[f"site/{dist}.tar.xz"] = target
+    return archives
 
 
 def pack(
@@ -120,12 +161,18 @@ def pack(
     cache: Path | None,
     part_mib: int,
     max_parts: int,
+    python: str = "3.12",
 ) -> dict:
     """Write out/part1..partN and their manifests; return the manifest."""
-    wheels = [{"file": w.name, "sha256": sha256_file(w)} for w in sorted(wheels_dir.glob("*.whl"))]
+    installed = {_normalized(i.name.removesuffix(".dist-info")) for i in site.glob("*.dist-info")}
+    wheels = [
+        {"file": w.name, "sha256": sha256_file(w)}
+        for w in sorted(wheels_dir.glob("*.whl"))
+        if not installed or _normalized(w.name) in installed
+    ]
     if not wheels:
         raise BundleError(f"no wheels in {wheels_dir}")
-    members = {"site.tar.xz": _site_archive(site, wheels, cache)}
+    members = _site_archives(site, cache)
     names, source = _source_files(src_root)
     out.mkdir(parents=True, exist_ok=True)
     members["src.tar.xz"] = out / "src.tar.xz"
@@ -173,7 +220,7 @@ def pack(
         "members": sizes,
         "wheels": wheels,
         "source": source,
-        "python": "3.12",
+        "python": python,
         "platform": "manylinux_2_28_x86_64",
     }
     for k in range(1, count + 1):
@@ -288,7 +335,7 @@ def unpack(dirs: list[Path], dest: Path) -> dict:
     dest.mkdir(parents=True)
     with tarfile.open(fileobj=io.BufferedReader(_Joined(files), 4 * MIB), mode="r|") as outer:
         for member in outer:
-            folder = dest / member.name.split(".")[0]
+            folder = dest / member.name.split("/")[0].split(".")[0]
             with tarfile.open(fileobj=outer.extractfile(member), mode="r|*") as inner:
                 inner.extractall(folder, filter="data")
     dropped = _drop_system_duplicates(dest / "site")
@@ -311,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", type=Path, default=None, help="where site-<key>.tar.xz is kept")
     p.add_argument("--part-mib", type=int, default=60)
     p.add_argument("--max-parts", type=int, default=2)
+    p.add_argument("--python", default="3.12", help="the Python version the site is for")
     for name in ("verify", "unpack"):
         q = sub.add_parser(name)
         q.add_argument("dirs", type=Path, nargs="+")
@@ -328,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.cache,
                 args.part_mib,
                 args.max_parts,
+                args.python,
             )
             for part in m["parts"]:
                 print(

@@ -9,19 +9,26 @@
 # CUDA device. Otherwise it installs offline (the bundle's pip --target tree, in seconds) and
 # runs, each phase under its own time limit and logged, going on after a failure:
 #   1 sweep    nworld 1 ... 65536 on the cold kernel cache, JSON rewritten per row
-#   2 tests    the CUDA tests (graph replay, reset, expand, contact) and renderer tests
-#   3 env      env steps/s of Detumble-RW and Docking at 4096 and 16384 envs
-#   4 restart  a second process on the now-warm kernel cache: import, build, first steps
-#   5 cache    the Warp kernel cache, compressed, for a later window to carry back
+#   2 tests    the warp/CUDA tests of the backend, every task, the scene and the renderers
+#   3 parity   CUDA-graph replay vs the same steps un-captured, equal to the bit (4 tests;
+#              a skip is a failure on CUDA)
+#   4 env      env steps/s of every registered task at 4096 and 16384 envs
+#   5 train    rsl-rl PPO iterations on Detumble-RW, 4096 envs: total env steps/s
+#   6 restart  a second process on the now-warm kernel cache: import, build, first steps
+#   7 cache    the Warp kernel cache, compressed, for a later window to carry back
 # Everything goes, timestamped and unbuffered, to $OUT/gpu_check.log as it happens; results
 # to $OUT/*.json, $OUT/tests.xml, $OUT/phases.tsv. Exit 0: every phase passed; 1: some
 # phase failed or timed out; 2: a precondition failed.
 #
+# Dry run of the bundle as shipped, with a bare interpreter, here: scripts/gpu_dry_run.sh.
+#
 # Environment (defaults in brackets):
 #   ORBITLAB_GPU_CHECK_DEVICE   Warp device [cuda:0]; 'cpu' dry-runs everything on this host
 #   ORBITLAB_GPU_CHECK_SMOKE    1: tiny sizes (nworld 1 2, 8 envs, few steps) [0]
-#   ORBITLAB_GPU_CHECK_PHASES   which phases, in order [sweep tests env restart cache]
-#   ORBITLAB_GPU_BUNDLE         folders holding part<k>/ [.gpu-bundle /tmp/orbitlab-bundle];
+#   ORBITLAB_GPU_CHECK_PHASES   which phases, in order
+#                               [sweep tests parity env train restart cache]
+#   ORBITLAB_GPU_STAGE          where call 1 keeps the carried parts [/tmp/orbitlab-bundle]
+#   ORBITLAB_GPU_BUNDLE         folders holding part<k>/ [.gpu-bundle and the stage folder];
 #                               'none': use this Python environment and this tree as they are
 #   ORBITLAB_GPU_CHECK_CACHE    Warp kernel cache folder [a fresh one under the work folder
 #                               on CUDA; Warp's default (~/.cache/warp) on the CPU]
@@ -31,12 +38,14 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 device="${ORBITLAB_GPU_CHECK_DEVICE:-cuda:0}"
 smoke="${ORBITLAB_GPU_CHECK_SMOKE:-0}"
-phases="${ORBITLAB_GPU_CHECK_PHASES:-sweep tests env restart cache}"
-read -r -a bundle_dirs <<< "${ORBITLAB_GPU_BUNDLE:-$root/.gpu-bundle /tmp/orbitlab-bundle}"
+phases="${ORBITLAB_GPU_CHECK_PHASES:-sweep tests parity env train restart cache}"
+stage="${ORBITLAB_GPU_STAGE:-/tmp/orbitlab-bundle}"
+read -r -a bundle_dirs <<< "${ORBITLAB_GPU_BUNDLE:-$root/.gpu-bundle $stage}"
 work="${ORBITLAB_GPU_WORK:-/tmp/orbitlab-gpu}"
 out="${OUT:-/tmp/orbitlab-gpu-out}"
-# Seconds per step; they add up to 555 s, under the 570 s (9.5 min) a device call may use.
-declare -A limit=([setup]=45 [sweep]=150 [tests]=200 [env]=100 [restart]=40 [cache]=20)
+# Seconds per step; they add up to 560 s, under the 570 s (9.5 min) a device call may use.
+declare -A limit=([setup]=35 [sweep]=95 [tests]=170 [parity]=55 [env]=115 [train]=50
+                  [restart]=30 [cache]=10)
 total=0
 for s in "${limit[@]}"; do total=$((total + s)); done
 mkdir -p "$out"
@@ -70,9 +79,9 @@ check_driver() {
 }
 
 if [ "${1:-}" = "stage" ]; then  # call 1: the carried parts stay in /tmp for call 2
-  mkdir -p /tmp/orbitlab-bundle
+  mkdir -p "$stage"
   for part in "$root"/.gpu-bundle/part*; do
-    [ -d "$part" ] && cp -r "$part" /tmp/orbitlab-bundle/ && echo "staged $(basename "$part")"
+    [ -d "$part" ] && cp -r "$part" "$stage/" && echo "staged $(basename "$part") in $stage"
   done
   [[ "$device" == cuda* ]] && check_driver
   exit 0
@@ -101,13 +110,31 @@ if [ -n "$cache" ]; then
 fi
 cd "$src" || die "no source tree at $src"
 python3 - "$device" <<'EOF' || die "the installed stack does not work on $device (see above)"
-import sys
-import warp as wp, mujoco, mujoco_warp, gymnasium, numpy, torch
+import importlib, sys
+import warp as wp, mujoco, mujoco_warp, gymnasium, numpy
+# What the phases import beyond torch, numpy and pytest (scripts/gpu_bundle.sh packs them).
+plain = ["hydra", "omegaconf", "antlr4", "yaml", "git", "tensorboard", "google.protobuf",
+         "absl", "etils", "OpenGL", "pytest"]
+with_torch = ["torch", "tensordict", "rsl_rl.runners", "torch.utils.tensorboard"]
+for name in plain:
+    importlib.import_module(name)
+imported = list(plain)
+try:
+    import torch
+except ModuleNotFoundError:
+    if sys.argv[1].startswith("cuda"):
+        raise
+    print("no torch in this Python: only the phases without it can run (sweep, cache)")
+else:
+    for name in with_torch:
+        importlib.import_module(name)
+    imported += with_torch
+    print(f"torch {torch.__version__} (cuda {torch.cuda.is_available()})")
 wp.init()
 n = wp.get_cuda_device_count()
-print(f"warp {wp.__version__} (cache {wp.config.kernel_cache_dir}), mujoco {mujoco.__version__}, "
-      f"gymnasium {gymnasium.__version__}, numpy {numpy.__version__}, torch {torch.__version__} "
-      f"(cuda {torch.cuda.is_available()}), warp CUDA devices {n}")
+print(f"python {sys.version.split()[0]}, warp {wp.__version__} (cache {wp.config.kernel_cache_dir}), "
+      f"mujoco {mujoco.__version__}, gymnasium {gymnasium.__version__}, numpy {numpy.__version__}, "
+      f"warp CUDA devices {n}; imported: {', '.join(imported)}")
 if sys.argv[1].startswith("cuda") and n < 1:
     sys.exit("warp sees no CUDA device: the driver or CUDA 13 runtime is not usable here")
 EOF
@@ -116,12 +143,15 @@ EOF
 if [ "$smoke" = 1 ]; then
   sweep_n=1,2; sweep_args=(steps=2 trials=1)
   env_n=8; env_args=(steps=2 trials=1); restart_n=8
-  tests=(tests/test_warp_backend.py -k "torch_views or reset_of_a_subset or graph_replay")
+  train_args=("nworld=[8]" iterations=1 warmup=1 steps_per_env=4)
+  tests=(tests/test_warp_backend.py -k "torch_views or reset_of_a_subset")
 else
   sweep_n=1,64,512,4096,16384,65536; sweep_args=()
   env_n=4096,16384; env_args=(steps=10 trials=3); restart_n=4096
+  train_args=("nworld=[4096]" iterations=3 warmup=1)
+  # The graph replay tests are the parity phase's.
   tests=(tests/test_warp_backend.py tests/test_tasks.py tests/test_scene.py
-         tests/test_rendering.py -k "warp or cuda")
+         tests/test_rendering.py -k "(warp or cuda) and not cuda_graph_replay")
 fi
 export ORBITLAB_TEST_DEVICE="$device"
 failed=0
@@ -150,16 +180,21 @@ for name in $phases; do
              "json=$out/sweep.json" ;;
     tests) run_phase tests python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs \
              --junitxml="$out/tests.xml" "${tests[@]}" ;;
+    parity) run_phase parity python3 scripts/gpu_parity.py --device "$device" \
+              --json "$out/parity.json" --junitxml "$out/parity.xml" ;;
     env) run_phase env python3 scripts/benchmark.py mode=env backend=warp "device=$device" \
-           "tasks=[Detumble-RW,Docking]" "nworld=[$env_n]" "${env_args[@]}" \
-           "json=$out/env.json" ;;
+           "nworld=[$env_n]" "${env_args[@]}" "json=$out/env.json" ;;  # every task
+    train) run_phase train python3 scripts/benchmark.py mode=train backend=warp \
+             "device=$device" "tasks=[Detumble-RW]" "${train_args[@]}" \
+             "json=$out/train.json" ;;
     restart) run_phase restart python3 scripts/gpu_warm_start.py --device "$device" \
                --num-envs "$restart_n" --json "$out/restart.json" ;;
     cache) cache_dir="${WARP_CACHE_PATH:-$(python3 -c 'import warp as wp
 wp.init()
 print(wp.config.kernel_cache_dir)' 2>/dev/null | tail -n 1)}"  # the last line: after the banner
            run_phase cache tar czf "$out/warp-cache.tar.gz" -C "$cache_dir" . ;;
-    *) echo "== phase $name: unknown (phases: sweep tests env restart cache)"; failed=1 ;;
+    *) echo "== phase $name: unknown (phases: sweep tests parity env train restart cache)"
+       failed=1 ;;
   esac
 done
 echo "gpu_check: done in $SECONDS s; $([ $failed = 0 ] && echo 'every phase passed' || echo 'some phase FAILED')"
