@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from orbitlab import limits
 from orbitlab.cli.args import ArgumentError
 
 if TYPE_CHECKING:  # the registry itself loads neither torch nor MuJoCo
@@ -69,11 +70,26 @@ ENV_FIELDS = ("decimation", "episode_length_s")
 SCENE_FIELDS = ("timestep_s", "integrator", "nthread", "torch_threads")
 """Scene fields settable from the command line (`env.scene.<field>=...`)."""
 FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
-    "decimation": (lambda v: v >= 1, ">= 1"),
-    "episode_length_s": (lambda v: v > 0.0, "> 0 s"),
-    "timestep_s": (lambda v: v > 0.0, "> 0 s"),
-    "nthread": (lambda v: v >= 0, ">= 0 (0: all cores)"),
-    "torch_threads": (lambda v: v >= 1, ">= 1"),
+    "decimation": (
+        lambda v: 1 <= v <= limits.MAX_DECIMATION,
+        f"in [1, {limits.MAX_DECIMATION}] (physics steps per env step)",
+    ),
+    "episode_length_s": (
+        lambda v: 0.0 < v <= limits.MAX_EPISODE_LENGTH_S,
+        f"in (0, {limits.MAX_EPISODE_LENGTH_S:g}] s",
+    ),
+    "timestep_s": (
+        lambda v: limits.MIN_TIMESTEP_S <= v <= limits.MAX_TIMESTEP_S,
+        f"in [{limits.MIN_TIMESTEP_S:g}, {limits.MAX_TIMESTEP_S:g}] s",
+    ),
+    "nthread": (
+        lambda v: 0 <= v <= limits.max_threads(),
+        f"in [0, {limits.max_threads()}] (0: all cores; at most 4 per CPU of this machine)",
+    ),
+    "torch_threads": (
+        lambda v: 1 <= v <= limits.max_threads(),
+        f"in [1, {limits.max_threads()}] (at most 4 per CPU of this machine)",
+    ),
 }
 """What each settable numeric env/scene field allows beyond its type."""
 INTEGRATOR_NAMES = ("RK4", "Euler", "implicit", "implicitfast")
@@ -260,6 +276,7 @@ def make_env_cfg(
     """The config of `task` (any spelling) with `num_envs` worlds in the given `variant`,
     seed, backend ('cpu' | 'warp'), device and `env` overrides (`apply_env_overrides`)."""
     spec = get_task(task)
+    num_envs = check_num_envs(num_envs)
     if variant == "baseline":
         if spec.baseline_cfg is None:
             raise ArgumentError(f"task '{spec.name}' has no baseline")
@@ -270,7 +287,7 @@ def make_env_cfg(
         cfg = spec.env_cfg(int(num_envs))
     if variant != "train":
         cfg.curriculum = {}  # scored at the task's full difficulty
-    cfg.scene.num_envs = int(num_envs)
+    cfg.scene.num_envs = check_num_envs(num_envs)
     if backend is not None:
         cfg.scene.backend = backend
     if device is not None:
@@ -278,14 +295,78 @@ def make_env_cfg(
     if seed is not None:
         cfg.seed = int(seed)
     apply_env_overrides(cfg, env or {})
+    check_env_cfg(cfg)
     return cfg
 
 
+def check_num_envs(num_envs: Any, key: str = "num_envs") -> int:
+    """`num_envs` as an int in [1, `limits.MAX_NUM_ENVS`]; ArgumentError naming `key`."""
+    number = isinstance(num_envs, int | float) and not isinstance(num_envs, bool)
+    if not (number and float(num_envs).is_integer() and 1 <= num_envs <= limits.MAX_NUM_ENVS):
+        raise ArgumentError(
+            f"{key}={num_envs!r} is invalid: expected an integer in [1, {limits.MAX_NUM_ENVS}]"
+        )
+    return int(num_envs)
+
+
+def check_env_cfg(cfg: ManagerBasedRLEnvCfg) -> None:
+    """ArgumentError for a config whose values are each allowed but not together: more
+    worlds than `limits.MAX_NUM_ENVS`, an episode of more than
+    `limits.MAX_EPISODE_PHYSICS_STEPS` physics steps."""
+    check_num_envs(cfg.scene.num_envs)
+    problem = limits.episode_problem(float(cfg.scene.timestep_s), float(cfg.episode_length_s))
+    if problem is not None:
+        raise ArgumentError(
+            f"env.episode_length_s={cfg.episode_length_s!r} with "
+            f"env.scene.timestep_s={cfg.scene.timestep_s!r} is invalid: {problem}"
+        )
+
+
+def cost_warning(cfg: ManagerBasedRLEnvCfg) -> str | None:
+    """The estimated-cost warning of `cfg` (`limits.step_cost_warning`), None if it is cheap."""
+    return limits.step_cost_warning(
+        int(cfg.scene.num_envs),
+        int(cfg.decimation),
+        float(cfg.scene.timestep_s),
+        float(cfg.episode_length_s),
+    )
+
+
 def make_env(task: str, num_envs: int, **options: Any) -> ManagerBasedRLEnv:
-    """A fresh batched env of `task`; `options` as for `make_env_cfg`."""
+    """A fresh batched env of `task`; `options` as for `make_env_cfg`. A long step or
+    episode is announced on stderr with its estimated cost first; a task that cannot run
+    with the given `env` overrides (a sensor period that is no whole number of the new
+    timestep, ...) is an ArgumentError naming the overrides and the reason."""
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
-    return ManagerBasedRLEnv(make_env_cfg(task, num_envs, **options))
+    cfg = make_env_cfg(task, num_envs, **options)
+    numeric = {*ENV_FIELDS, *(f"scene.{name}" for name in SCENE_FIELDS)}
+    overrides = {k: v for k, v in _flat(options.get("env") or {}).items() if k in numeric}
+    try:
+        env = ManagerBasedRLEnv(cfg)
+    except (ValueError, OverflowError) as error:
+        if isinstance(error, ArgumentError) or not overrides:
+            raise
+        given = ", ".join(f"env.{k}={v!r}" for k, v in overrides.items())
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ArgumentError(
+            f"{given}: task '{get_task(task).name}' cannot run with this: {reason}"
+        ) from error
+    warning = cost_warning(cfg)
+    if warning is not None:
+        print(f"orbitlab: {warning}", file=sys.stderr, flush=True)
+    return env
+
+
+def _flat(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{'scene.timestep_s': 0.1, ...} of nested overrides."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{name}."))
+        else:
+            out[f"{prefix}{name}"] = value
+    return out
 
 
 def entry_point(factory: EnvCfgFactory) -> str:
