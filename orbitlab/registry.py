@@ -142,11 +142,51 @@ def key(name: str) -> str:
     return text.removeprefix("orbitlab-").removesuffix("-v0")
 
 
+_ORIGINS: dict[str, tuple[str, str]] = {}
+"""Lookup key -> (module, description) of where its task was registered."""
+_CONTESTED: dict[str, str] = {}
+"""Lookup key -> the one-line error of a second registration from another source: the
+name is refused until one of the two is renamed."""
+_BROKEN: dict[str, str] = {}
+"""Task source -> the one-line error it failed to load with."""
+_loading: str | None = None
+"""The task source `_load` is importing (a module name or a .py path)."""
+
+
+class DuplicateTaskError(ValueError):
+    """A task name registered by two different sources."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.key = key(name)
+
+
+def _origin() -> tuple[str, str]:
+    """(module, description) of the current `register_task` call's caller: the module's
+    name, and for the description its file too when `_load` imports a .py path."""
+    module = str(sys._getframe(2).f_globals.get("__name__", "?"))
+    if _loading is not None and _loading.endswith(".py"):
+        return module, f"{module} ({_loading})"
+    return module, module
+
+
 def register_task(spec: TaskSpec) -> TaskSpec:
-    """Add `spec`; registering the same name again replaces the entry (module reloads)."""
-    if not spec.name or key(spec.name) != spec.name.lower():
+    """Add `spec`. The same source registering a name again replaces its entry (a module
+    reload); another source registering a name already taken raises DuplicateTaskError
+    naming both, and the name is refused by `get_task` from then on."""
+    if not isinstance(spec.name, str) or not spec.name or key(spec.name) != spec.name.lower():
         raise ValueError(f"task name {spec.name!r}: use letters, digits and '-' (e.g. 'Docking')")
-    _TASKS[key(spec.name)] = spec
+    name, (module, origin) = key(spec.name), _origin()
+    first = _ORIGINS.get(name)
+    if name in _TASKS and first is not None and first[0] != module:
+        message = (
+            f"task '{spec.name}' is registered twice: by {first[1]} and by {origin}; rename "
+            "one of them"
+        )
+        _CONTESTED[name] = message
+        raise DuplicateTaskError(spec.name, message)
+    _TASKS[name] = spec
+    _ORIGINS[name] = (module, origin)
     return spec
 
 
@@ -167,25 +207,78 @@ def _import_task_module(name: str) -> None:
         return
     path = Path(name).expanduser().resolve()
     if not path.is_file():
-        raise ArgumentError(f"{TASK_MODULES_VARIABLE}: no file '{name}'")
+        raise FileNotFoundError(f"no file '{name}'")
+    if not path.stem.isidentifier():
+        raise ValueError(f"'{path.name}' is no module name (letters, digits, '_')")
     spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise ImportError(f"'{name}' cannot be imported")
     module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(path.stem)
     sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        if previous is None:
+            sys.modules.pop(path.stem, None)
+        else:
+            sys.modules[path.stem] = previous
+        raise
 
 
 def _load() -> None:
     """Import every task source once: TASK_PACKAGES, installed entry points, then the
     modules named by ORBITLAB_TASK_MODULES."""
-    sources = [*TASK_PACKAGES]
-    sources += [ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    global _loading
+    if _loading is not None:  # a task module looking tasks up while it loads: no recursion
+        return
+    sources = [(item, "task package") for item in TASK_PACKAGES]
+    try:
+        points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        sources += [(ep.module, f"entry point '{ep.name}'") for ep in points]
+    except Exception as error:  # noqa: BLE001 - broken package metadata: report, go on
+        _report_broken(f"entry points '{ENTRY_POINT_GROUP}'", "installed packages", error)
     extra = os.environ.get(TASK_MODULES_VARIABLE, "")
-    sources += [item.strip() for item in extra.split(",") if item.strip()]
-    for source in sources:
-        if source not in _loaded:
-            _loaded.add(source)
+    sources += [(item.strip(), TASK_MODULES_VARIABLE) for item in extra.split(",") if item.strip()]
+    for source, how in sources:
+        if source in _loaded:
+            continue
+        _loaded.add(source)
+        before = set(_TASKS)
+        _loading = source
+        try:
             _import_task_module(source)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - one broken module spoils no other
+            for name in set(_TASKS) - before:  # a half-loaded module registers nothing
+                del _TASKS[name]
+                _ORIGINS.pop(name, None)
+            _report_broken(source, how, error)
+        finally:
+            _loading = None
+
+
+def _report_broken(source: str, how: str, error: BaseException) -> None:
+    """Remember and print (stderr, once) one line naming a task source that failed to load
+    and its error; the other sources' tasks stay usable."""
+    if isinstance(error, DuplicateTaskError):
+        reason = str(error)
+    else:
+        text = str(error).strip().splitlines()
+        reason = f"{type(error).__name__}: {text[0] if text else repr(error)}"
+        if isinstance(error, SystemExit):
+            reason = f"it called sys.exit({error.code!r})"
+    message = f"task module '{source}' ({how}) failed to load: {reason}; its tasks are unavailable"
+    _BROKEN[source] = message
+    if not isinstance(error, DuplicateTaskError):  # that one is the error of its task name
+        print(f"orbitlab: {message}", file=sys.stderr, flush=True)
+
+
+def broken_sources() -> dict[str, str]:
+    """Task source -> the one-line error it failed to load with (empty: all loaded)."""
+    _load()
+    return dict(_BROKEN)
 
 
 def tasks() -> list[TaskSpec]:
@@ -198,12 +291,15 @@ def get_task(name: str) -> TaskSpec:
     """The task `name` designates (any spelling of the module docstring); ArgumentError with
     the closest names otherwise."""
     _load()
+    if key(name) in _CONTESTED:
+        raise ArgumentError(_CONTESTED[key(name)])
     spec = _TASKS.get(key(name))
     if spec is None:
         known = [s.name for s in _TASKS.values()]
         close = difflib.get_close_matches(key(name), list(_TASKS), n=1, cutoff=0.5)
         hint = f"did you mean '{_TASKS[close[0]].name}'? " if close else ""
-        raise ArgumentError(f"unknown task '{name}': {hint}(known: {', '.join(known)})")
+        broken = f"; {'; '.join(_BROKEN.values())}" if _BROKEN else ""
+        raise ArgumentError(f"unknown task '{name}': {hint}(known: {', '.join(known)}{broken})")
     return spec
 
 
