@@ -108,9 +108,9 @@ def test_bench_and_bridge_verbs_dispatch():
     done = orbitlab("bench", "--help")
     assert done.returncode == 0 and done.stdout.startswith("usage: orbitlab bench")
     done = orbitlab("bridge", "task=nope")
-    assert done.returncode == 1 and "unknown task 'nope'" in done.stderr
+    assert done.returncode == 2 and "unknown task 'nope'" in done.stderr
     done = orbitlab("bridge", "task=dockng")
-    assert done.returncode == 1 and "did you mean 'Docking'?" in done.stderr
+    assert done.returncode == 2 and "did you mean 'Docking'?" in done.stderr
     done = orbitlab("bridge", "--help")
     assert done.returncode == 0 and "lockstep_topics" in done.stdout
 
