@@ -19,10 +19,12 @@ exists. The functions take plain dicts, so they work for any front end.
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -89,7 +91,23 @@ MAX_BATCH = 1 << 24
 MAX_UNITS = 1 << 16
 """Units of one hidden layer."""
 
+
+def directory_path(value: Any) -> str | None:
+    """A rule: a directory that exists or can be made (its nearest existing ancestor is a
+    writable directory)."""
+    if not isinstance(value, str) or not value.strip():
+        return "expected a directory path"
+    path = Path(value).expanduser().absolute()
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return f"expected a directory path ({existing} is a file)"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"expected a directory that can be written ({existing} cannot)"
+    return None
+
+
 RANGES: dict[str, Rule] = {
+    "runs_root": directory_path,
     "num_envs": between(1, MAX_NUM_ENVS),
     "seed": at_least(0),
     "eval_num_envs": between(0, MAX_NUM_ENVS),
