@@ -100,3 +100,32 @@ def test_a_text_file_as_scripted_commands_is_named_without_numpys_pickle_hint(tm
     with pytest.raises(ArgumentError) as refused:
         load_script(text)
     assert "pickle" not in str(refused.value)
+
+
+def test_a_non_finite_mjcf_number_is_named_instead_of_replaced_by_the_density():
+    from orbitlab import SimSpec
+
+    xml = (
+        '<mujoco><worldbody><body name="sc"><freejoint/>'
+        '<geom name="hull" type="box" size="0.5 0.3 0.2" mass="{}"/></body></worldbody></mujoco>'
+    )
+    for value in ("nan", "NaN", "inf", "-inf"):
+        with pytest.raises(ValueError, match=rf"<geom name='hull'>: mass='{value}' is invalid"):
+            SimSpec.from_xml_string(xml.format(value))
+    assert SimSpec.from_xml_string(xml.format("10")).compile().mj_model.body_mass[1] == 10.0
+
+
+def test_an_orbit_given_as_text_is_named():
+    from orbitlab import OrbitInit, SimSpec
+
+    xml = (
+        '<mujoco><worldbody><body name="sc"><freejoint/>'
+        '<geom type="box" size="0.5 0.3 0.2" mass="10"/></body></worldbody></mujoco>'
+    )
+    model = SimSpec.from_xml_string(xml).compile()
+    with pytest.raises(TypeError, match=r"orbit='leo' is invalid: expected an OrbitInit"):
+        model.make_data(nworld=1, orbit="leo")
+    with pytest.raises(TypeError, match=r"orbit='leo' is invalid"):
+        model.make_data(nworld=2, orbit=[OrbitInit(), "leo"])
+    with pytest.raises(TypeError, match=r"orbit=None is invalid"):
+        model.make_data(nworld=1, orbit=[None])
