@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from orbitlab import limits
 from orbitlab.cli.args import ArgumentError
 
 if TYPE_CHECKING:  # the registry itself loads neither torch nor MuJoCo
@@ -69,11 +70,26 @@ ENV_FIELDS = ("decimation", "episode_length_s")
 SCENE_FIELDS = ("timestep_s", "integrator", "nthread", "torch_threads")
 """Scene fields settable from the command line (`env.scene.<field>=...`)."""
 FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
-    "decimation": (lambda v: v >= 1, ">= 1"),
-    "episode_length_s": (lambda v: v > 0.0, "> 0 s"),
-    "timestep_s": (lambda v: v > 0.0, "> 0 s"),
-    "nthread": (lambda v: v >= 0, ">= 0 (0: all cores)"),
-    "torch_threads": (lambda v: v >= 1, ">= 1"),
+    "decimation": (
+        lambda v: 1 <= v <= limits.MAX_DECIMATION,
+        f"in [1, {limits.MAX_DECIMATION}] (physics steps per env step)",
+    ),
+    "episode_length_s": (
+        lambda v: 0.0 < v <= limits.MAX_EPISODE_LENGTH_S,
+        f"in (0, {limits.MAX_EPISODE_LENGTH_S:g}] s",
+    ),
+    "timestep_s": (
+        lambda v: limits.MIN_TIMESTEP_S <= v <= limits.MAX_TIMESTEP_S,
+        f"in [{limits.MIN_TIMESTEP_S:g}, {limits.MAX_TIMESTEP_S:g}] s",
+    ),
+    "nthread": (
+        lambda v: 0 <= v <= limits.max_threads(),
+        f"in [0, {limits.max_threads()}] (0: all cores; at most 4 per CPU of this machine)",
+    ),
+    "torch_threads": (
+        lambda v: 1 <= v <= limits.max_threads(),
+        f"in [1, {limits.max_threads()}] (at most 4 per CPU of this machine)",
+    ),
 }
 """What each settable numeric env/scene field allows beyond its type."""
 INTEGRATOR_NAMES = ("RK4", "Euler", "implicit", "implicitfast")
@@ -126,11 +142,51 @@ def key(name: str) -> str:
     return text.removeprefix("orbitlab-").removesuffix("-v0")
 
 
+_ORIGINS: dict[str, tuple[str, str]] = {}
+"""Lookup key -> (module, description) of where its task was registered."""
+_CONTESTED: dict[str, str] = {}
+"""Lookup key -> the one-line error of a second registration from another source: the
+name is refused until one of the two is renamed."""
+_BROKEN: dict[str, str] = {}
+"""Task source -> the one-line error it failed to load with."""
+_loading: str | None = None
+"""The task source `_load` is importing (a module name or a .py path)."""
+
+
+class DuplicateTaskError(ValueError):
+    """A task name registered by two different sources."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.key = key(name)
+
+
+def _origin() -> tuple[str, str]:
+    """(module, description) of the current `register_task` call's caller: the module's
+    name, and for the description its file too when `_load` imports a .py path."""
+    module = str(sys._getframe(2).f_globals.get("__name__", "?"))
+    if _loading is not None and _loading.endswith(".py"):
+        return module, f"{module} ({_loading})"
+    return module, module
+
+
 def register_task(spec: TaskSpec) -> TaskSpec:
-    """Add `spec`; registering the same name again replaces the entry (module reloads)."""
-    if not spec.name or key(spec.name) != spec.name.lower():
+    """Add `spec`. The same source registering a name again replaces its entry (a module
+    reload); another source registering a name already taken raises DuplicateTaskError
+    naming both, and the name is refused by `get_task` from then on."""
+    if not isinstance(spec.name, str) or not spec.name or key(spec.name) != spec.name.lower():
         raise ValueError(f"task name {spec.name!r}: use letters, digits and '-' (e.g. 'Docking')")
-    _TASKS[key(spec.name)] = spec
+    name, (module, origin) = key(spec.name), _origin()
+    first = _ORIGINS.get(name)
+    if name in _TASKS and first is not None and first[0] != module:
+        message = (
+            f"task '{spec.name}' is registered twice: by {first[1]} and by {origin}; rename "
+            "one of them"
+        )
+        _CONTESTED[name] = message
+        raise DuplicateTaskError(spec.name, message)
+    _TASKS[name] = spec
+    _ORIGINS[name] = (module, origin)
     return spec
 
 
@@ -151,25 +207,78 @@ def _import_task_module(name: str) -> None:
         return
     path = Path(name).expanduser().resolve()
     if not path.is_file():
-        raise ArgumentError(f"{TASK_MODULES_VARIABLE}: no file '{name}'")
+        raise FileNotFoundError(f"no file '{name}'")
+    if not path.stem.isidentifier():
+        raise ValueError(f"'{path.name}' is no module name (letters, digits, '_')")
     spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise ImportError(f"'{name}' cannot be imported")
     module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(path.stem)
     sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        if previous is None:
+            sys.modules.pop(path.stem, None)
+        else:
+            sys.modules[path.stem] = previous
+        raise
 
 
 def _load() -> None:
     """Import every task source once: TASK_PACKAGES, installed entry points, then the
     modules named by ORBITLAB_TASK_MODULES."""
-    sources = [*TASK_PACKAGES]
-    sources += [ep.module for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    global _loading
+    if _loading is not None:  # a task module looking tasks up while it loads: no recursion
+        return
+    sources = [(item, "task package") for item in TASK_PACKAGES]
+    try:
+        points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        sources += [(ep.module, f"entry point '{ep.name}'") for ep in points]
+    except Exception as error:  # noqa: BLE001 - broken package metadata: report, go on
+        _report_broken(f"entry points '{ENTRY_POINT_GROUP}'", "installed packages", error)
     extra = os.environ.get(TASK_MODULES_VARIABLE, "")
-    sources += [item.strip() for item in extra.split(",") if item.strip()]
-    for source in sources:
-        if source not in _loaded:
-            _loaded.add(source)
+    sources += [(item.strip(), TASK_MODULES_VARIABLE) for item in extra.split(",") if item.strip()]
+    for source, how in sources:
+        if source in _loaded:
+            continue
+        _loaded.add(source)
+        before = set(_TASKS)
+        _loading = source
+        try:
             _import_task_module(source)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - one broken module spoils no other
+            for name in set(_TASKS) - before:  # a half-loaded module registers nothing
+                del _TASKS[name]
+                _ORIGINS.pop(name, None)
+            _report_broken(source, how, error)
+        finally:
+            _loading = None
+
+
+def _report_broken(source: str, how: str, error: BaseException) -> None:
+    """Remember and print (stderr, once) one line naming a task source that failed to load
+    and its error; the other sources' tasks stay usable."""
+    if isinstance(error, DuplicateTaskError):
+        reason = str(error)
+    else:
+        text = str(error).strip().splitlines()
+        reason = f"{type(error).__name__}: {text[0] if text else repr(error)}"
+        if isinstance(error, SystemExit):
+            reason = f"it called sys.exit({error.code!r})"
+    message = f"task module '{source}' ({how}) failed to load: {reason}; its tasks are unavailable"
+    _BROKEN[source] = message
+    if not isinstance(error, DuplicateTaskError):  # that one is the error of its task name
+        print(f"orbitlab: {message}", file=sys.stderr, flush=True)
+
+
+def broken_sources() -> dict[str, str]:
+    """Task source -> the one-line error it failed to load with (empty: all loaded)."""
+    _load()
+    return dict(_BROKEN)
 
 
 def tasks() -> list[TaskSpec]:
@@ -182,12 +291,15 @@ def get_task(name: str) -> TaskSpec:
     """The task `name` designates (any spelling of the module docstring); ArgumentError with
     the closest names otherwise."""
     _load()
+    if key(name) in _CONTESTED:
+        raise ArgumentError(_CONTESTED[key(name)])
     spec = _TASKS.get(key(name))
     if spec is None:
         known = [s.name for s in _TASKS.values()]
         close = difflib.get_close_matches(key(name), list(_TASKS), n=1, cutoff=0.5)
         hint = f"did you mean '{_TASKS[close[0]].name}'? " if close else ""
-        raise ArgumentError(f"unknown task '{name}': {hint}(known: {', '.join(known)})")
+        broken = f"; {'; '.join(_BROKEN.values())}" if _BROKEN else ""
+        raise ArgumentError(f"unknown task '{name}': {hint}(known: {', '.join(known)}{broken})")
     return spec
 
 
@@ -260,6 +372,7 @@ def make_env_cfg(
     """The config of `task` (any spelling) with `num_envs` worlds in the given `variant`,
     seed, backend ('cpu' | 'warp'), device and `env` overrides (`apply_env_overrides`)."""
     spec = get_task(task)
+    num_envs = check_num_envs(num_envs)
     if variant == "baseline":
         if spec.baseline_cfg is None:
             raise ArgumentError(f"task '{spec.name}' has no baseline")
@@ -270,7 +383,7 @@ def make_env_cfg(
         cfg = spec.env_cfg(int(num_envs))
     if variant != "train":
         cfg.curriculum = {}  # scored at the task's full difficulty
-    cfg.scene.num_envs = int(num_envs)
+    cfg.scene.num_envs = check_num_envs(num_envs)
     if backend is not None:
         cfg.scene.backend = backend
     if device is not None:
@@ -278,14 +391,78 @@ def make_env_cfg(
     if seed is not None:
         cfg.seed = int(seed)
     apply_env_overrides(cfg, env or {})
+    check_env_cfg(cfg)
     return cfg
 
 
+def check_num_envs(num_envs: Any, key: str = "num_envs") -> int:
+    """`num_envs` as an int in [1, `limits.MAX_NUM_ENVS`]; ArgumentError naming `key`."""
+    number = isinstance(num_envs, int | float) and not isinstance(num_envs, bool)
+    if not (number and float(num_envs).is_integer() and 1 <= num_envs <= limits.MAX_NUM_ENVS):
+        raise ArgumentError(
+            f"{key}={num_envs!r} is invalid: expected an integer in [1, {limits.MAX_NUM_ENVS}]"
+        )
+    return int(num_envs)
+
+
+def check_env_cfg(cfg: ManagerBasedRLEnvCfg) -> None:
+    """ArgumentError for a config whose values are each allowed but not together: more
+    worlds than `limits.MAX_NUM_ENVS`, an episode of more than
+    `limits.MAX_EPISODE_PHYSICS_STEPS` physics steps."""
+    check_num_envs(cfg.scene.num_envs)
+    problem = limits.episode_problem(float(cfg.scene.timestep_s), float(cfg.episode_length_s))
+    if problem is not None:
+        raise ArgumentError(
+            f"env.episode_length_s={cfg.episode_length_s!r} with "
+            f"env.scene.timestep_s={cfg.scene.timestep_s!r} is invalid: {problem}"
+        )
+
+
+def cost_warning(cfg: ManagerBasedRLEnvCfg) -> str | None:
+    """The estimated-cost warning of `cfg` (`limits.step_cost_warning`), None if it is cheap."""
+    return limits.step_cost_warning(
+        int(cfg.scene.num_envs),
+        int(cfg.decimation),
+        float(cfg.scene.timestep_s),
+        float(cfg.episode_length_s),
+    )
+
+
 def make_env(task: str, num_envs: int, **options: Any) -> ManagerBasedRLEnv:
-    """A fresh batched env of `task`; `options` as for `make_env_cfg`."""
+    """A fresh batched env of `task`; `options` as for `make_env_cfg`. A long step or
+    episode is announced on stderr with its estimated cost first; a task that cannot run
+    with the given `env` overrides (a sensor period that is no whole number of the new
+    timestep, ...) is an ArgumentError naming the overrides and the reason."""
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
-    return ManagerBasedRLEnv(make_env_cfg(task, num_envs, **options))
+    cfg = make_env_cfg(task, num_envs, **options)
+    numeric = {*ENV_FIELDS, *(f"scene.{name}" for name in SCENE_FIELDS)}
+    overrides = {k: v for k, v in _flat(options.get("env") or {}).items() if k in numeric}
+    try:
+        env = ManagerBasedRLEnv(cfg)
+    except (ValueError, OverflowError) as error:
+        if isinstance(error, ArgumentError) or not overrides:
+            raise
+        given = ", ".join(f"env.{k}={v!r}" for k, v in overrides.items())
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ArgumentError(
+            f"{given}: task '{get_task(task).name}' cannot run with this: {reason}"
+        ) from error
+    warning = cost_warning(cfg)
+    if warning is not None:
+        print(f"orbitlab: {warning}", file=sys.stderr, flush=True)
+    return env
+
+
+def _flat(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{'scene.timestep_s': 0.1, ...} of nested overrides."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{name}."))
+        else:
+            out[f"{prefix}{name}"] = value
+    return out
 
 
 def entry_point(factory: EnvCfgFactory) -> str:

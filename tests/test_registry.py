@@ -53,12 +53,21 @@ def test_unknown_env_field_is_named():
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ({"episode_length_s": -1.0}, r"env\.episode_length_s=-1\.0 is invalid: must be > 0 s"),
-        ({"episode_length_s": 0.0}, r"env\.episode_length_s=0\.0 is invalid: must be > 0 s"),
-        ({"decimation": 0}, r"env\.decimation=0 is invalid: must be >= 1"),
+        (
+            {"episode_length_s": -1.0},
+            r"env\.episode_length_s=-1\.0 is invalid: must be in \(0, 1e\+06\] s",
+        ),
+        (
+            {"episode_length_s": 0.0},
+            r"env\.episode_length_s=0\.0 is invalid: must be in \(0, 1e\+06\] s",
+        ),
+        ({"decimation": 0}, r"env\.decimation=0 is invalid: must be in \[1, 10000\]"),
         ({"scene": {"timestep_s": -0.1}}, r"env\.scene\.timestep_s=-0\.1 is invalid"),
-        ({"scene": {"nthread": -2}}, r"env\.scene\.nthread=-2 is invalid: must be >= 0"),
-        ({"scene": {"torch_threads": 0}}, r"env\.scene\.torch_threads=0 is invalid: must be >= 1"),
+        ({"scene": {"nthread": -2}}, r"env\.scene\.nthread=-2 is invalid: must be in \[0, \d+\]"),
+        (
+            {"scene": {"torch_threads": 0}},
+            r"env\.scene\.torch_threads=0 is invalid: must be in \[1, \d+\]",
+        ),
         (
             {"scene": {"integrator": "euler"}},
             r"env\.scene\.integrator='euler' is invalid: must be one of RK4, Euler, implicit",

@@ -150,6 +150,8 @@ class CommandIntake:
     def _accept(self, slot: CommandSlot, values: list[float], client: str) -> None:
         """Keep a command's vector as its topic's latest value (unless over the topic's
         inbound rate limit: then the frame is dropped) and note its sender as heard."""
+        if slot.spec.bounds is not None:
+            check_bounds(slot.spec, values)
         if client:
             self._senders.add(client)  # touched once per drain (`service`)
         if self.claims is not None:
@@ -215,6 +217,21 @@ class CommandIntake:
         self.stats.relayed += 1
         key = (message["namespace"], protocol.short_topic(message["topic_name"]))
         self._relay_frames[key] = bytes(frame)  # the latest per relay topic: bounded
+
+
+def check_bounds(spec, values: list[float]) -> None:
+    """ProtocolError 'out_of_range' naming the first value of a command outside its
+    topic's allowed range (`TopicSpec.bounds`): the command is refused, the last kept."""
+    for index, (value, (low, high)) in enumerate(zip(values, spec.bounds, strict=False)):
+        slack = 1e-9 * max(abs(low), abs(high), 1.0)
+        if not low - slack <= value <= high + slack:
+            field = COMMAND_TYPES[spec.msg_type].field
+            raise protocol.ProtocolError(
+                "out_of_range",
+                f"{spec.path}: '{field}'[{index}] = {value:g} is outside the actuator's range "
+                f"[{low:g}, {high:g}]: command refused, the last one kept",
+                spec.path,
+            )
 
 
 def route_command(

@@ -103,11 +103,15 @@ class FrameSchema:
         if self._decode is not None:
             try:
                 return self._decode(frame)
-            except _msgspec.ValidationError:  # the only type error possible: too deep
-                raise ProtocolError(
-                    "too_deep",
-                    f"frame nests objects/arrays deeper than max_depth = {self.limits.max_depth}",
-                ) from None
+            except _msgspec.ValidationError as error:
+                if "out of range" not in str(error):  # the other type error: too deep
+                    raise ProtocolError(
+                        "too_deep",
+                        "frame nests objects/arrays deeper than max_depth = "
+                        f"{self.limits.max_depth}",
+                    ) from None
+                # a number beyond the float range (1e400): the reference parser reads it
+                # as inf, which the payload check reports as non-finite, naming the field
             except (_msgspec.DecodeError, UnicodeDecodeError):
                 pass  # NaN tokens and the like: the reference parser below
         try:

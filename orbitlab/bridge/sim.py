@@ -172,6 +172,7 @@ class SceneAdapter:
                     direction="in",
                     msg_type=protocol.THRUST_ARRAY.msg_type,
                     length=group.num,
+                    bounds=_bounds(group),
                 )
             )
         for name, group in self.wheels.items():
@@ -182,6 +183,7 @@ class SceneAdapter:
                     direction="in",
                     msg_type=protocol.WHEEL_TORQUE.msg_type,
                     length=group.num,
+                    bounds=_bounds(group),
                 )
             )
         return specs
@@ -326,6 +328,12 @@ class SceneAdapter:
                 names = list(getattr(sensor, "names", ()) or ())
                 out[(ns, topic)] = {"values": sensor.value[w].tolist(), "names": names}
         return out
+
+
+def _bounds(group) -> tuple[tuple[float, float], ...]:
+    """An actuator group's command range per element (world 0), for `TopicSpec.bounds`."""
+    low, high = group.low.reshape(-1, group.num)[0], group.high.reshape(-1, group.num)[0]
+    return tuple(zip(low.tolist(), high.tolist(), strict=True))
 
 
 def _namespaces(mapping: dict[str, str], entities: list[str]) -> dict[str, str]:

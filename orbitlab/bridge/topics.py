@@ -31,6 +31,9 @@ class TopicSpec:
     """Publisher rate limit (out topics), Hz; 0: every bridge tick."""
     length: int = 3
     """Number of values of an input topic's vector."""
+    bounds: tuple[tuple[float, float], ...] | None = None
+    """An input topic's allowed [low, high] per value (an actuator's command range; None:
+    any finite number). A command with a value outside is refused with 'out_of_range'."""
 
     @property
     def key(self) -> tuple[str, str]:

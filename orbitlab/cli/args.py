@@ -94,10 +94,15 @@ def number(min: float | None = None, max: float | None = None, min_open: bool = 
 
 def _range(low: float | None, high: float | None, low_open: bool = False) -> str:
     if low is not None and high is not None:
-        return f" in {'(' if low_open else '['}{low:g}, {high:g}]"
+        return f" in {'(' if low_open else '['}{_show(low)}, {_show(high)}]"
     if low is not None:
-        return f" {'>' if low_open else '>='} {low:g}"
-    return f" <= {high:g}" if high is not None else ""
+        return f" {'>' if low_open else '>='} {_show(low)}"
+    return f" <= {_show(high)}" if high is not None else ""
+
+
+def _show(bound: float) -> str:
+    """A bound as typed: ints in full (4194304), other numbers short (1e+06, 0.5)."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
 
 
 def boolean(key: str, value: str) -> bool:

@@ -71,6 +71,7 @@ from orbitlab.cli.args import (
     text,
 )
 from orbitlab.jsonio import json_safe, write_json
+from orbitlab.limits import MAX_NUM_ENVS, max_threads
 
 MODES = ("physics", "env", "train", "bridge")
 
@@ -85,13 +86,13 @@ def task_names(key: str, value: str) -> list[str]:
 ARGS: dict[str, Arg] = {
     "mode": Arg(REQUIRED, choice(*MODES)),
     "tasks": Arg("", optional(task_names)),
-    "nworld": Arg("", optional(integers(min=1))),
+    "nworld": Arg("", optional(integers(min=1, max=MAX_NUM_ENVS))),
     "backend": Arg("cpu", choice("cpu", "warp")),
     "device": Arg("", optional(text)),
     "steps": Arg("", optional(integer(min=1))),
     "trials": Arg("", optional(integer(min=1))),
     "fresh_kernel_cache": Arg("false", boolean),
-    "nthread": Arg("0", integer(min=0)),
+    "nthread": Arg("0", integer(min=0, max=max_threads())),
     "kernel_threads": Arg("0", integer(min=0)),
     "integrator": Arg("RK4", choice("RK4", "Euler", "implicit", "implicitfast")),
     "iterations": Arg("5", integer(min=1)),

@@ -55,6 +55,7 @@ DEFAULTS = {
     "lockstep_topics": "",
     "namespaces": "",
 }
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 BSK_MPC_NAMESPACES = {
     "leader": "leaderSc",
     "follower_1": "followerSc_1",
@@ -70,6 +71,8 @@ def parse(argv: list[str]) -> dict[str, str]:
             raise SystemExit(f"{key} must be true or false, got '{args[key]}'")
     if args["mode"] not in ("hub", "ros"):
         raise SystemExit(f"mode must be hub or ros, got '{args['mode']}'")
+    if args["log"].upper() not in LOG_LEVELS:
+        raise SystemExit(f"log={args['log']!r} is invalid: expected one of {', '.join(LOG_LEVELS)}")
     namespace_map(args["namespaces"])  # checked here, before the scene is built
     for key, convert in NUMBERS.items():
         try:
@@ -117,7 +120,10 @@ def task_name(name: str) -> str:
 
 
 def build(args: dict[str, str]):
-    """(BridgeServer, task name) for the parsed arguments."""
+    """(BridgeServer, task name) for the parsed arguments; SystemExit with one line for an
+    argument the task or the network refuses (nothing left open)."""
+    import zmq
+
     from orbitlab.bridge import BridgeCfg, BridgeServer, SceneAdapter, SceneAdapterCfg
     from orbitlab.envs.gym import load_cfg
     from orbitlab.scene.scene import Scene
@@ -150,6 +156,24 @@ def build(args: dict[str, str]):
         return BridgeServer(adapter, bridge_cfg), name
     except ValueError as error:
         raise SystemExit(str(error)) from None
+    except zmq.ZMQError as error:
+        raise SystemExit(socket_problem(args, error)) from None
+
+
+def socket_problem(args: dict[str, str], error: Exception) -> str:
+    """One line for a port that cannot be bound or connected: the key, its value, why."""
+    text = str(error)
+    address = text.rpartition("addr=")[2].strip("')\"") if "addr=" in text else ""
+    port = address.rpartition(":")[2]
+    keys = [k for k in ("pub_port", "sub_port", "heartbeat_port") if args[k] == port]
+    named = f"{keys[0]}={port}" if keys and port != "0" else f"host={args['host']!r}"
+    reason = text.split(" (addr=")[0]
+    hint = (
+        "another process holds the port: give another one, or 0 for a free one"
+        if "in use" in reason
+        else "expected a local address or host name, e.g. 127.0.0.1"
+    )
+    return f"{named}: cannot use {address or args['host']}: {reason} ({hint})"
 
 
 def describe(server, name: str) -> str:
@@ -177,9 +201,17 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         print("Defaults: " + " ".join(f"{key}={value!r}" for key, value in DEFAULTS.items()))
         return 0
-    args = parse(argv)
-    logging.basicConfig(level=args["log"].upper(), format="%(asctime)s %(message)s")
-    server, name = build(args)
+    try:
+        args = parse(argv)
+        logging.basicConfig(level=args["log"].upper(), format="%(asctime)s %(message)s")
+        server, name = build(args)
+    except SystemExit as error:
+        if not isinstance(error.code, str):
+            raise
+        # a bad argument or a port that cannot be used: one line, status 2, and nothing
+        # left running (build closes what it opened)
+        print(f"orbitlab bridge: {error.code}", file=sys.stderr, flush=True)
+        return 2
     print(describe(server, name), flush=True)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     duration = float(args["duration"]) or None

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 VERBS = {
-    "train": "train a policy (rsl-rl, SB3, rl-games); writes runs/<task>/<time>/",
+    "train": "train a policy (rsl-rl, SB3, rl-games); writes runs/<task>/<time>_<suffix>/",
     "play": "roll out a checkpoint, the baseline, random or zero actions; video, plots, viewer",
     "eval": "score a checkpoint or the baseline on fresh worlds (play without the viewers)",
     "export": "export a checkpoint's actor to TorchScript and ONNX, checked",

@@ -42,7 +42,9 @@ def register_configs() -> None:
     from hydra.core.config_store import ConfigStore
 
     from orbitlab.registry import env_defaults, tasks
+    from orbitlab.rl.run_dirs import register_resolver
 
+    register_resolver()  # the run directory of configs/train.yaml
     store = ConfigStore.instance()
     for spec in tasks():
         node = {"task": {"name": spec.name}, "env": env_defaults(spec.env_cfg(1))}

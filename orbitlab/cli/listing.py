@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def task_table() -> list[str]:
     """One block per task: name (and its `task=` option), summary, success, agents."""
-    from orbitlab.registry import tasks
+    from orbitlab.registry import broken_sources, tasks
 
     lines = []
     for spec in tasks():
@@ -17,6 +17,7 @@ def task_table() -> list[str]:
             f"  tuned agent: {agents or 'none (trains with rsl_rl_ppo)'}",
             f"  baseline: {'yes' if spec.baseline_cfg is not None else 'no'}",
         ]
+    lines += [f"not loaded: {message}" for message in broken_sources().values()]
     return lines
 
 

@@ -57,6 +57,7 @@ from orbitlab.cli import (
 from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.jsonio import write_json
+from orbitlab.limits import MAX_NUM_ENVS
 from orbitlab.registry import make_env
 from orbitlab.rl.progress import rollout_progress
 from orbitlab_tasks import task_arg
@@ -64,7 +65,7 @@ from orbitlab_tasks import task_arg
 ARGS = {
     "task": Arg("Detumble-RW", task_arg),
     "agent": Arg("baseline", choice("baseline", "random", "zero", "checkpoint")),
-    "num_envs": Arg("64", integer(min=1)),
+    "num_envs": Arg("64", integer(min=1, max=MAX_NUM_ENVS)),
     "max_steps": Arg("0", integer(min=0)),
     "backend": Arg("cpu", choice("cpu", "warp")),
     "seed": Arg("0", integer(min=0)),

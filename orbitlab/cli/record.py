@@ -52,7 +52,7 @@ ARGS = {
     "task": Arg("Docking", task_arg),
     "device": Arg("keyboard", choice(*DEVICES)),
     "out": Arg("demos.hdf5", output_file),
-    "num_demos": Arg("10", integer(min=1)),
+    "num_demos": Arg("10", integer(min=1, max=1_000_000)),
     "rate_hz": Arg("10", number(min=0.0)),
     "keep": Arg("success", choice("success", "all")),
     "seed": Arg("0", integer(min=0)),
@@ -65,10 +65,22 @@ ARGS = {
 
 def load_script(path: Path) -> np.ndarray:
     """The (T, 6) finite commands of a .npy file (no pickles); ArgumentError otherwise."""
+    allowed = "expected a .npy array file (numpy.save) of (T, 6) finite commands"
+    try:
+        with open(path, "rb") as file:
+            magic = file.read(6)
+    except OSError as error:
+        raise bad("script", str(path), f"{allowed}; it cannot be read ({error.strerror})") from None
+    if magic != b"\x93NUMPY":
+        raise bad("script", str(path), f"{allowed}; this file is not one (no .npy header)")
     try:
         commands = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise bad("script", str(path), f"expected a .npy array file ({error})") from None
+    except ValueError as error:
+        if "pickle" in str(error):  # an object array: numpy names its own option
+            raise bad("script", str(path), f"{allowed}; it holds Python objects") from None
+        raise bad("script", str(path), f"{allowed}; {error}") from None
+    except (OSError, EOFError) as error:
+        raise bad("script", str(path), f"{allowed}; it is truncated ({error})") from None
     if commands.ndim != 2 or commands.shape[1] != 6 or not len(commands):
         raise bad("script", str(path), f"expected (T, 6) commands, got shape {commands.shape}")
     if not np.issubdtype(commands.dtype, np.number) or not np.isfinite(commands).all():

@@ -12,7 +12,7 @@
 registry (`task=Docking`, `task=docking`, `task=Orbitlab-Docking-v0`); without `agent=` it
 trains with the task's tuned agent (`orbitlab list` shows them), else the agent given.
 
-Each run directory (runs/<task>/<time>/) receives the resolved config
+Each run directory (runs/<task>/<time>_<suffix>/, never shared: `orbitlab.rl.run_dirs`) receives the resolved config
 (.hydra/config.yaml), tensorboard logs (per reward term, success rate, episode
 length), checkpoints (every `agent.save_interval` iterations, and on Ctrl-C), the
 exported actor (exported/policy.pt and policy.onnx; rsl-rl, sb3, rl-games) and metrics.json: the

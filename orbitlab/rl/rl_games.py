@@ -39,6 +39,8 @@ try:
     from rl_games.common import env_configurations, vecenv
     from rl_games.common.ivecenv import IVecEnv
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    if (exc.name or "").split(".")[0] not in ("rl_games",):
+        raise  # installed but failing: its own error, not a false 'install it' hint
     raise ImportError(
         "orbitlab.rl.rl_games needs rl-games: pip install 'orbitlab-sim[rl-games]'"
     ) from exc

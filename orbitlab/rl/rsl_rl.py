@@ -28,6 +28,8 @@ try:
     from rsl_rl.runners import OnPolicyRunner
     from tensordict import TensorDict
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    if (exc.name or "").split(".")[0] not in ("rsl_rl", "tensordict"):
+        raise  # installed but failing: its own error, not a false 'install it' hint
     raise ImportError(
         "orbitlab.rl.rsl_rl needs rsl-rl-lib: pip install 'orbitlab-sim[rsl-rl]'"
     ) from exc

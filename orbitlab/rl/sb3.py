@@ -41,6 +41,8 @@ try:
         VecEnvStepReturn,
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    if (exc.name or "").split(".")[0] not in ("stable_baselines3",):
+        raise  # installed but failing: its own error, not a false 'install it' hint
     raise ImportError(
         "orbitlab.rl.sb3 needs stable-baselines3: pip install 'orbitlab-sim[sb3]'"
     ) from exc

@@ -29,8 +29,11 @@ Quat = tuple[float, float, float, float]
 
 def load_mjcf(mjcf: str, owner: str) -> mujoco.MjSpec:
     """An MjSpec from XML text, a file path, or the name of a shipped asset."""
+    from orbitlab.sim.spec import check_finite_attributes
+
     text = mjcf.strip()
     if text.startswith("<"):
+        check_finite_attributes(text, owner)
         return mujoco.MjSpec.from_string(text)
     path = Path(mjcf)
     if not path.is_file():
@@ -38,6 +41,7 @@ def load_mjcf(mjcf: str, owner: str) -> mujoco.MjSpec:
             path = asset_path(mjcf)
         except ValueError as error:
             raise ValueError(f"{owner}: mjcf '{mjcf}' is neither XML nor a file; {error}") from None
+    check_finite_attributes(path.read_text(errors="replace"), f"{owner} ({path})")
     return mujoco.MjSpec.from_file(str(path))
 
 

@@ -83,6 +83,8 @@ class Scene:
         spec.integrator = cfg.integrator
         self.model = spec.compile(timestep=cfg.timestep_s)
         self.mj_model = self.model.mj_model
+        if cfg.backend == "cpu":
+            _check_world_memory(self.mj_model, int(cfg.num_envs))
         self.data = self.model.make_data(
             nworld=cfg.num_envs,
             orbit=cfg.orbit_init,
@@ -251,3 +253,16 @@ class Scene:
                 f"{', '.join(str(k) for k in known if k)})"
             )
         return i
+
+
+def _check_world_memory(mj_model, num_envs: int) -> None:
+    """ArgumentError (a ValueError) naming num_envs when its worlds do not fit in this
+    machine's available memory (`orbitlab.limits.world_memory_problem`)."""
+    import mujoco
+
+    from orbitlab.cli.args import ArgumentError
+    from orbitlab.limits import world_memory_problem
+
+    problem = world_memory_problem(num_envs, mujoco.MjData(mj_model).nbuffer)
+    if problem is not None:
+        raise ArgumentError(f"num_envs={num_envs} is invalid: {problem}")

@@ -381,6 +381,14 @@ class OrbitData:
         """Set the chief state (and restart the clock) of `worlds` (default all); `forward`:
         as in `set_orbit_state`."""
         ids = np.arange(self.nworld) if worlds is None else np.asarray(worlds, dtype=np.int64)
+        listed = isinstance(orbit, (list, tuple))
+        for item in orbit if listed else [orbit]:
+            if not isinstance(item, OrbitInit) and (listed or item is not None):
+                raise TypeError(
+                    f"orbit={item!r} is invalid: expected an OrbitInit (e.g. "
+                    "OrbitInit(R_eci=[6778.0, 0.0, 0.0], V_eci=[0.0, 7.67, 0.0])), a list of them "
+                    "(one per world) or None (400 km circular)"
+                )
         if isinstance(orbit, (list, tuple)):
             if len(orbit) != len(ids):
                 raise ValueError(f"got {len(orbit)} orbits for {len(ids)} worlds")

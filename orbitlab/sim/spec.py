@@ -102,6 +102,8 @@ class SimSpec:
         return mj_spec
 
     def _read_xml_switches(self) -> None:
+        if self.xml:
+            check_finite_attributes(self.xml)
         for numeric in self._mj_spec().numerics:
             if numeric.name.startswith("orbit."):
                 key = numeric.name.removeprefix("orbit.")
@@ -161,3 +163,27 @@ def _warn_euler_once() -> None:
     if not _warned_euler:
         _warned_euler = True
         warnings.warn(EULER_DRIFT_WARNING, UserWarning, stacklevel=3)
+
+
+def check_finite_attributes(xml: str, owner: str = "MJCF") -> None:
+    """ValueError naming the element and attribute of an MJCF number that is NaN or inf:
+    MuJoCo reads `mass="nan"` as no mass (then one from the density) and says so only in
+    MUJOCO_LOG.TXT."""
+    import re
+    from xml.etree import ElementTree
+
+    if not re.search(r"(?i)nan|inf", xml):
+        return
+    try:
+        root = ElementTree.fromstring(xml)
+    except ElementTree.ParseError:
+        return  # MuJoCo's parser reports it, with the line
+    for element in root.iter():
+        for attribute, value in element.attrib.items():
+            tokens = value.replace(",", " ").split()
+            if any(t.lower().lstrip("+-") in ("nan", "inf", "infinity") for t in tokens):
+                name = element.get("name")
+                where = f"<{element.tag}{f' name={name!r}' if name else ''}>"
+                raise ValueError(
+                    f"{owner} {where}: {attribute}={value!r} is invalid: expected finite numbers"
+                )

@@ -19,15 +19,18 @@ exists. The functions take plain dicts, so they work for any front end.
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
 
 from orbitlab.cli import ArgumentError
+from orbitlab.limits import MAX_NUM_ENVS, episode_problem
 from orbitlab.registry import ENV_FIELDS, FIELD_CHOICES, FIELD_RANGES, SCENE_FIELDS
 
 Rule = Callable[[Any], str | None]
@@ -40,6 +43,17 @@ def at_least(low: float, integer: bool = True) -> Rule:
 
     def rule(value: Any) -> str | None:
         return None if _number(value, integer) and value >= low else f"expected {kind} >= {low}"
+
+    return rule
+
+
+def between(low: int, high: int) -> Rule:
+    """A rule: an integer in [low, high] (high: what the machine can hold or the documented
+    bound of `orbitlab.limits`)."""
+
+    def rule(value: Any) -> str | None:
+        ok = _number(value, True) and low <= value <= high
+        return None if ok else f"expected an integer in [{low}, {high}]"
 
     return rule
 
@@ -69,30 +83,54 @@ def bool_or_path(value: Any) -> str | None:
     return None if ok else "expected true, false or a run directory / checkpoint path"
 
 
+MAX_ROLLOUT_STEPS = 100_000
+"""Steps per env and iteration a rollout buffer may hold (num_steps_per_env, n_steps,
+horizon_length): with num_envs worlds they size the training's largest allocation."""
+MAX_BATCH = 1 << 24
+"""Samples of one minibatch (batch_size, minibatch_size)."""
+MAX_UNITS = 1 << 16
+"""Units of one hidden layer."""
+
+
+def directory_path(value: Any) -> str | None:
+    """A rule: a directory that exists or can be made (its nearest existing ancestor is a
+    writable directory)."""
+    if not isinstance(value, str) or not value.strip():
+        return "expected a directory path"
+    path = Path(value).expanduser().absolute()
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return f"expected a directory path ({existing} is a file)"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"expected a directory that can be written ({existing} cannot)"
+    return None
+
+
 RANGES: dict[str, Rule] = {
-    "num_envs": at_least(1),
+    "runs_root": directory_path,
+    "num_envs": between(1, MAX_NUM_ENVS),
     "seed": at_least(0),
-    "eval_num_envs": at_least(0),
-    "select_num_envs": at_least(1),
+    "eval_num_envs": between(0, MAX_NUM_ENVS),
+    "select_num_envs": between(1, MAX_NUM_ENVS),
     "backend": one_of("cpu", "warp"),
     "resume": bool_or_path,
     "agent.max_iterations": at_least(1),
     "agent.save_interval": at_least(1),
-    "agent.num_steps_per_env": at_least(1),
-    "agent.n_steps": at_least(1),
-    "agent.batch_size": at_least(1),
-    "agent.n_epochs": at_least(1),
-    "agent.steps_per_iteration": at_least(1),
+    "agent.num_steps_per_env": between(1, MAX_ROLLOUT_STEPS),
+    "agent.n_steps": between(1, MAX_ROLLOUT_STEPS),
+    "agent.batch_size": between(1, MAX_BATCH),
+    "agent.n_epochs": between(1, 10_000),
+    "agent.steps_per_iteration": between(1, MAX_ROLLOUT_STEPS),
     "agent.init_std": positive,
     "agent.library": one_of("rsl_rl", "sb3", "rl_games"),
     # anywhere under agent. (rl-games nests them under config.)
     "learning_rate": positive,
     "gamma": fraction,
-    "horizon_length": at_least(1),
-    "minibatch_size": at_least(1),
-    "mini_epochs": at_least(1),
-    "agent.hidden_dims[]": at_least(1),
-    "units[]": at_least(1),
+    "horizon_length": between(1, MAX_ROLLOUT_STEPS),
+    "minibatch_size": between(1, MAX_BATCH),
+    "mini_epochs": between(1, 10_000),
+    "agent.hidden_dims[]": between(1, MAX_UNITS),
+    "units[]": between(1, MAX_UNITS),
 }
 
 
@@ -195,6 +233,16 @@ def check_train_config(cfg: dict[str, Any], defaults: dict[str, Any]) -> None:
     for key, value in cfg.items():
         if key != "hydra":
             check_value(key, value, defaults.get(key))
+    env = cfg.get("env")
+    if isinstance(env, dict) and isinstance(env.get("scene"), dict):
+        timestep, length = env["scene"].get("timestep_s"), env.get("episode_length_s")
+        if isinstance(timestep, int | float) and isinstance(length, int | float):
+            problem = episode_problem(float(timestep), float(length))
+            if problem is not None:
+                raise ArgumentError(
+                    f"env.episode_length_s={length!r} with env.scene.timestep_s={timestep!r} "
+                    f"is invalid: {problem}"
+                )
 
 
 # ------------------------------------------------------------------ hydra
