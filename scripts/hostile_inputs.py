@@ -1,4 +1,4 @@
-"""Try the hostile-input cases of issue 20 and print the outcome table (orbitlab/robustness).
+"""Try the hostile-input cases and print the outcome table (orbitlab/robustness).
 
 python scripts/hostile_inputs.py                         # all classes (a few minutes)
 python scripts/hostile_inputs.py --details               # or details=true: one line a case

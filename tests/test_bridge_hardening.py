@@ -1,4 +1,4 @@
-"""Hostile and careless input to the bridge (issue 20): each defect found against ade7091
+"""Hostile and careless input to the bridge: each defect found against ade7091
 as a named regression test. Most call `BridgeServer.handle` directly (no thread, no
 sockets: deterministic and fast); the socket-level ones use free loopback ports."""
 
@@ -23,7 +23,7 @@ from orbitlab.bridge.heartbeat import HeartbeatMonitor, HeartbeatThreadError
 from orbitlab.bridge.security import exposure_warning, is_loopback
 
 RSS_BOUND_MB = 20.0
-"""Largest RSS growth allowed under one hostile client (issue 20's target), MB."""
+"""Largest RSS growth allowed under one hostile client, MB."""
 FORCE = "CmdForceBodyMsgPayload"
 
 

@@ -1,5 +1,5 @@
 """Every command-line value is checked when it is parsed: one line naming the key, the value
-and what is allowed; exit status 2; no traceback unless verbose=true (issue 20)."""
+and what is allowed; exit status 2; no traceback unless verbose=true."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Demo files are never destroyed: arguments first, temporary file + rename, merge refuses
 its own input, a full disk or read-only directory stops cleanly, incomplete demos are
-skipped on open (issue 20)."""
+skipped on open."""
 
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ GOOD_AGENT = {
 def test_a_copied_run_config_with_a_wrong_agent_section_is_one_line(
     tmp_path, capsys, change, expected
 ):
-    """issue 20: a run config whose agent section has the wrong shape (a list for a mapping,
+    """A run config whose agent section has the wrong shape (a list for a mapping,
     text for a number, a key missing) is a one-line error naming the key and what is
     allowed (exit status 1), not a TypeError deep in the loader; the same for export."""
     import yaml

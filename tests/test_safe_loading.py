@@ -1,6 +1,6 @@
 """Checkpoints never run code: rsl-rl ones load weights-only, pickles need explicit trust.
 
-Regression tests of issue 20 ("a checkpoint runs code"): a crafted model.pt beside a copied
+Regression tests ("a checkpoint runs code"): a crafted model.pt beside a copied
 .hydra/config.yaml ran os.system through play, export and resume.
 """
 

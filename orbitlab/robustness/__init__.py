@@ -1,4 +1,4 @@
-"""Hostile-input harness (issue 20): tries each case and classifies what happened.
+"""Hostile-input harness: tries each case and classifies what happened.
 
     python scripts/hostile_inputs.py                 # every class, the markdown table
     python scripts/hostile_inputs.py --details       # ... and one line per case
