@@ -382,7 +382,8 @@ class OrbitData:
         as in `set_orbit_state`."""
         ids = np.arange(self.nworld) if worlds is None else np.asarray(worlds, dtype=np.int64)
         listed = isinstance(orbit, (list, tuple))
-        for item in orbit if listed else [orbit]:
+        items: list = list(orbit) if isinstance(orbit, (list, tuple)) else [orbit]
+        for item in items:
             if not isinstance(item, OrbitInit) and (listed or item is not None):
                 raise TypeError(
                     f"orbit={item!r} is invalid: expected an OrbitInit (e.g. "

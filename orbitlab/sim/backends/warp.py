@@ -54,21 +54,23 @@ def flag_buffer_overflow(
     nacon: wp.array(dtype=int),
     ncollision: wp.array(dtype=int),
     nefc: wp.array(dtype=int),
-    bits: wp.vec3i,
+    nefc_bit: int,
+    broadphase_bit: int,
+    narrowphase_bit: int,
     overflow: wp.array(dtype=int),
 ):
     """Mark world w's overflow flags after a forward pass, as MuJoCo-Warp's own step does
     when it advances (its `forward` alone does not): more contact candidates (broadphase)
     or contacts (narrowphase) than naconmax in all, or more constraint rows than njmax in
-    the world. bits: the flags' values (NEFC, BROADPHASE, NARROWPHASE)."""
+    the world. *_bit: the values of MuJoCo-Warp's flags NEFC, BROADPHASE and NARROWPHASE."""
     w = wp.tid()
     flags = overflow[w]
     if nefc[w] > njmax:
-        flags = flags | bits[0]
+        flags = flags | nefc_bit
     if ncollision[0] > naconmax:
-        flags = flags | bits[1]
+        flags = flags | broadphase_bit
     if nacon[0] > naconmax:
-        flags = flags | bits[2]
+        flags = flags | narrowphase_bit
     overflow[w] = flags
 
 
@@ -197,7 +199,9 @@ class WarpBackend:
                     self.d.nacon,
                     self.d.ncollision,
                     self.d.nefc,
-                    wp.vec3i(int(flags.NEFC), int(flags.BROADPHASE), int(flags.NARROWPHASE)),
+                    int(flags.NEFC),
+                    int(flags.BROADPHASE),
+                    int(flags.NARROWPHASE),
                 ],
                 outputs=[self.d.overflow],
             )
