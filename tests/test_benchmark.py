@@ -205,7 +205,7 @@ def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv):
     [
         ([], ["missing required argument mode="]),
         (["mode=phys"], ["mode='phys'", "one of physics, env, train, bridge"]),
-        (["mode=env", "nworld=[4,0]"], ["nworld='[4,0]'", "integers >= 1"]),
+        (["mode=env", "nworld=[4,0]"], ["nworld='[4,0]'", "integers in [1, "]),
         (["mode=env", "nworld=4,8"], ["nworld=4,8", "key=[value1,value2]"]),
         (["mode=env", "tasks=[Docking,dockng]"], ["tasks='dockng'", "did you mean 'Docking'"]),
         (["mode=bridge", "speed=[1,0]"], ["speed='[1,0]'", "numbers > 0"]),
