@@ -8,6 +8,8 @@ same-direction thrusters give the spec's 3.0 N per axis and a crossed pair its 0
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -219,3 +221,34 @@ def test_allocation_runs_on_cuda():
     res = alloc.allocate(forces @ alloc.matrix.T)
     assert res.forces.device.type == "cuda" and res.achievable.all()
     assert res.residual.abs().max() <= TOL
+
+
+@pytest.mark.parametrize("name", ["flyer", "chaser16", "random24"])
+def test_the_gpu_path_gives_the_same_forces_without_reading_the_host(name, monkeypatch):
+    """Built as on a GPU (`host_reads_are_free` False), the allocator checks shapes but not
+    values, keeps every world through the block-pivoting sweeps and forms each world's Gram
+    pseudo-inverse itself: no host read there, and bit-identical forces (the fallback's
+    worlds included; failed thrusters give singular free sets)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_host_syncs import count_host_reads
+
+    cpu = layouts()[name]
+    monkeypatch.setattr("orbitlab.sync.host_reads_are_free", lambda device: False)
+    gpu = layouts()[name]
+    gen = torch.Generator().manual_seed(7)
+    wrench = 3.0 * torch.randn(512, 6, dtype=F64, generator=gen)
+    wrench[:128] *= 0.01  # achievable ones
+    limits = (0.5 + 0.5 * torch.rand(512, cpu.num_thrusters, dtype=F64, generator=gen)) * (
+        cpu.max_force_n
+    )
+    limits[::5, ::3] = 0.0  # failed thrusters
+    for iterations in (100, 6, 2):
+        cpu.iterations = gpu.iterations = iterations
+        expected = cpu.allocate(wrench, limits).forces
+        with count_host_reads() as reads:
+            got = gpu.allocate(wrench, limits).forces
+        assert torch.equal(got, expected), iterations
+        sweeps = ("orbitlab/actuators/allocation.py", "_solve")
+        assert set(reads) <= {sweeps}, reads  # only the read that ends block pivoting

@@ -165,3 +165,59 @@ def test_a_diverging_chief_step_is_refused():
         r"for its orbit \(period 5554 s\): at most 110\.5 s",
     ):
         model.make_data(nworld=1, orbit=ORBIT)
+
+
+def test_on_a_gpu_a_non_finite_command_freezes_its_world_without_a_host_read(monkeypatch):
+    """Built as on a GPU (`host_reads_are_free` False), `set_command` makes no host read: a
+    world given a NaN command is frozen (NONFINITE_COMMAND) and reset by the env, holding a
+    zero command; the other worlds step exactly as with a finite command."""
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab_tasks import task_entry
+
+    monkeypatch.setattr("orbitlab.sync.host_reads_are_free", lambda device: False)
+
+    def rollout(spoil: bool):
+        env = ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg, num_envs=3))
+        env.reset(seed=0)
+        group = next(iter(env.scene.actuators.values()))
+        command = torch.full((3, group.num), 1e-3, dtype=torch.float64)
+        if spoil:
+            command[1, 0] = math.nan
+        group.set_command(command)
+        assert torch.all(torch.isfinite(group.command))
+        codes = env.scene.data.unhealthy()
+        out = env.step(torch.zeros((3, 3)))
+        return env, codes, out
+
+    _, clean_codes, clean = rollout(False)
+    env, codes, (obs, reward, terminated, _, extras) = rollout(True)
+    assert clean_codes == {} and codes == {1: health.describe(health.NONFINITE_COMMAND)}
+    assert terminated.tolist() == [False, True, False] and reward[1] == 0.0
+    assert extras["unhealthy_reasons"] == {1: health.describe(health.NONFINITE_COMMAND)}
+    for world in (0, 2):
+        assert torch.equal(obs["policy"][world], clean[0]["policy"][world])
+    assert env.scene.data.unhealthy() == {}
+
+
+def test_on_a_gpu_a_non_finite_action_freezes_its_env_without_a_host_read(monkeypatch):
+    """Built as on a GPU, a NaN in one env's action is not refused (that check would wait
+    for the device): the env is frozen (NONFINITE_ACTION), ends with reward 0 and is
+    reset; the others step exactly as with a zero action in that env."""
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab_tasks import task_entry
+
+    monkeypatch.setattr("orbitlab.sync.host_reads_are_free", lambda device: False)
+    runs = []
+    for spoil in (False, True):
+        env = ManagerBasedRLEnv(load_cfg(task_entry("Detumble-RW").env_cfg, num_envs=3))
+        env.reset(seed=0)
+        action = torch.full((3, 3), 0.5)
+        action[1] = math.inf if spoil else 0.0
+        runs.append(env.step(action))
+    (clean_obs, *_), (obs, reward, terminated, _, extras) = runs
+    assert terminated.tolist() == [False, True, False] and reward[1] == 0.0
+    assert extras["unhealthy_reasons"] == {1: health.describe(health.NONFINITE_ACTION)}
+    for world in (0, 2):
+        assert torch.equal(obs["policy"][world], clean_obs["policy"][world])

@@ -34,11 +34,17 @@ PLUMBING = {
 REMAINING = {
     ("orbitlab/sensors/base.py", "update"),  # the sensor timer (CPU only: orbitlab.sync)
     ("orbitlab/agent/node.py", "update"),  # the node timer (CPU only: orbitlab.sync)
-    ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command is refused
+    ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command (CPU only)
     ("orbitlab/actuators/allocation.py", "*"),  # the allocation's solver checks
     ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
 }
 """Reads outside the loop's plumbing that are still there (component: function)."""
+GPU_REMAINING = {
+    ("orbitlab/envs/manager_based_rl_env.py", "step"),  # which envs to reset (one read)
+    ("orbitlab/actuators/allocation.py", "_solve"),  # the end of block pivoting, per call
+    ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
+}
+"""The reads a steady step still makes when built as on a GPU, task code included."""
 
 
 def _caller() -> tuple[str, str]:
@@ -148,3 +154,17 @@ def test_the_guard_sees_a_host_read():
         torch.ones(3).sum().item()
         bool(torch.ones(1))
     assert sum(counts.values()) == 2
+
+
+def test_built_as_on_a_gpu_every_task_makes_only_the_listed_reads(monkeypatch):
+    """Every registered task, with its policy env and its baseline (agent graph), built as on
+    a GPU: the action check, command checks, sensor and node timers make no host read; what
+    is left is `GPU_REMAINING`, with one read for the reset decision."""
+    from orbitlab.registry import tasks
+
+    monkeypatch.setattr("orbitlab.sync.host_reads_are_free", lambda device: False)
+    for spec in tasks():
+        for entry in (task_entry(spec.name).env_cfg, task_entry(spec.name).baseline_cfg):
+            counts = _steady_step_reads(entry)
+            assert counts[("orbitlab/envs/manager_based_rl_env.py", "step")] == 1, entry
+            assert set(counts) <= GPU_REMAINING, (entry, counts)

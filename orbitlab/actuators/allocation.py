@@ -21,7 +21,11 @@ decides first, the force norm breaks ties. All violators swap at once (2-5 sweep
 requests); as that can cycle on awkward geometries, a world still unsolved after a few sweeps
 switches to the primal active-set method (step towards the face minimiser until a bound
 blocks, else free the worst thruster), which lowers the objective every step and so ends.
-Solved worlds leave the working set. Unlike a fixed count of projected-gradient or ADMM steps
+Solved worlds leave the working set (on the CPU; on a GPU, where a host read waits for the device,
+the block-pivoting sweeps run on every world, a solved world's iterate simply staying put, and
+the one read after them decides whether the fallback is needed; the Gram pseudo-inverses are
+then formed per world and sweep instead of cached, since the cache lookup reads the host).
+Unlike a fixed count of projected-gradient or ADMM steps
 this stops at the optimum to rounding, which is what allows a 1e-9 `achievable` tolerance.
 """
 
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 
 import torch
 
+from orbitlab import sync
 from orbitlab.stateful import Stateful
 
 AXIS_NAMES = ("fx", "fy", "fz", "tx", "ty", "tz")
@@ -61,8 +66,10 @@ def _checked(
     shape: Sequence[int | None],
     device: torch.device | str,
     dtype: torch.dtype,
+    values: bool = True,
 ) -> torch.Tensor:
-    """`value` as a finite tensor of `shape` (None = any size), else ValueError naming it."""
+    """`value` as a finite tensor of `shape` (None = any size), else ValueError naming it;
+    `values=False`: the shape only (the finiteness check is a host read)."""
     try:
         t = torch.as_tensor(value, dtype=dtype, device=device)
     except (TypeError, ValueError, RuntimeError) as err:
@@ -70,18 +77,24 @@ def _checked(
     if t.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, t.shape)):
         want = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ")"
         raise ValueError(f"{name} must have shape {want}, got {tuple(t.shape)}")
-    if not bool(torch.isfinite(t).all()):
+    if values and not bool(torch.isfinite(t).all()):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return t
 
 
 def _limits(
-    value: object, name: str, shape: tuple[int, ...], device: torch.device | str, dtype: torch.dtype
+    value: object,
+    name: str,
+    shape: tuple[int, ...],
+    device: torch.device | str,
+    dtype: torch.dtype,
+    values: bool = True,
 ) -> torch.Tensor:
-    """Force limits (N): a scalar broadcast to `shape`, or exactly `shape`; finite and >= 0."""
+    """Force limits (N): a scalar broadcast to `shape`, or exactly `shape`; finite and >= 0
+    (`values=False`: the shape only)."""
     scalar = isinstance(value, int | float) or getattr(value, "ndim", None) == 0
-    t = _checked(value, name, () if scalar else shape, device, dtype).expand(shape)
-    if bool((t < 0).any()):
+    t = _checked(value, name, () if scalar else shape, device, dtype, values).expand(shape)
+    if values and bool((t < 0).any()):
         raise ValueError(f"{name} must be >= 0")
     return t
 
@@ -97,13 +110,25 @@ def _psd_pinv(gram: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def _psd_pinv_masked(gram: torch.Tensor) -> torch.Tensor:
+    """`_psd_pinv` without a host read: both answers formed for every matrix, each matrix's
+    own kept (the same values as `_psd_pinv`, at the cost of an eigendecomposition each)."""
+    diag = torch.linalg.cholesky_ex(gram)[0].diagonal(dim1=1, dim2=2)
+    bad = ~(diag.amin(dim=1) > 1e-5 * diag.amax(dim=1))
+    pinv = torch.linalg.pinv(gram, rtol=_RCOND, hermitian=True)
+    return torch.where(bad[:, None, None], pinv, torch.linalg.inv_ex(gram)[0])
+
+
 class ThrusterAllocator:
     """Maps body wrenches to thruster forces for a fixed thruster geometry, batched over worlds.
 
     positions_m (n, 3): thruster application points from the body origin, body axes, m.
     directions (n, 3): thrust directions (force on the body), body axes; normalised here.
     max_force_n: scalar or (n,) force limits, N (>= 0). center_of_mass_m (3,): body axes, m.
-    iterations: cap on pivoting sweeps. tolerance: a request is achievable when every residual
+    iterations: cap on pivoting sweeps. On a GPU (`orbitlab.sync`) `allocate` checks the
+    shapes of its inputs but not their values (a host read): a non-finite wrench gives
+    non-finite forces, which the physics' health check flags in the world they reach.
+    tolerance: a request is achievable when every residual
     component is <= tolerance * (1 + largest limit in N); the refined solve reproduces met
     requests to ~1e-15 of that scale, so the default 1e-9 leaves a wide margin both ways
     (internal tolerances assume float64). `spans_all_wrenches`: every wrench direction can be
@@ -146,6 +171,7 @@ class ThrusterAllocator:
         self._cache = (*all_free, (self._pinv.T @ self._pinv)[None])  # codes, slots, store
         self._scale = float((self.matrix**2).sum()) / 6.0  # mean eigenvalue s of B B^T
         self.iterations, self.tolerance = iterations, float(tolerance)
+        self._host_reads = sync.host_reads_are_free(device)
         self.impossible_axes = self._impossible_axes()
         self.spans_all_wrenches = not self.impossible_axes
 
@@ -156,12 +182,13 @@ class ThrusterAllocator:
     def allocate(self, wrench: object, max_force_n: object | None = None) -> AllocationResult:
         """Forces (B, n) for wrenches (B, 6) [N, N m] about the COM; optional (B, n) limits."""
         dev, dt = self.matrix.device, self.matrix.dtype
-        w = _checked(wrench, "wrench", (None, 6), dev, dt)
+        reads = self._host_reads
+        w = _checked(wrench, "wrench", (None, 6), dev, dt, reads)
         shape = (w.shape[0], self.num_thrusters)
         u = (
             self.max_force_n.expand(shape)
             if max_force_n is None
-            else _limits(max_force_n, "max_force_n", shape, dev, dt)
+            else _limits(max_force_n, "max_force_n", shape, dev, dt, reads)
         )
         forces = self._solve(w, u)
         achieved = forces @ self.matrix.T
@@ -180,25 +207,38 @@ class ThrusterAllocator:
         state = below.to(u.dtype) + 2.0 * above.to(u.dtype)  # 0 free, 1 at zero, 2 at limit
         done = ~(below | above).any(dim=1)
         work = [torch.arange(w.shape[0], device=w.device), w, u, movable, scale, state, f]
+        # On a GPU, retiring a solved world is a host read: the block-pivoting sweeps keep every
+        # world, a solved world's answer set aside and its state frozen, and the first
+        # retirement follows them (the same answers as retiring each world when solved).
+        masked = not self._host_reads
+        solved, answer = done, f
         for sweep in range(self.iterations):
-            keep = (~done).nonzero()[:, 0]
-            if keep.numel() < done.numel():  # retire solved worlds
-                out[work[0][done]] = f[done]
-                if keep.numel() == 0:
-                    break
-                work = [t.index_select(0, keep) for t in work]
+            if not (masked and sweep < _SWEEPS):
+                if masked:  # the first host read: the set-aside answers come back
+                    f, done, masked = torch.where(solved[:, None], answer, f), solved, False
+                keep = (~done).nonzero()[:, 0]
+                if keep.numel() < done.numel():  # retire solved worlds
+                    out[work[0][done]] = f[done]
+                    if keep.numel() == 0:
+                        break
+                    work = [t.index_select(0, keep) for t in work]
             _, w, u, movable, scale, state, x = work
             f, grad = self._subproblem(w, u, state)
             if sweep < _SWEEPS:  # block pivoting
                 swap, target = self._violations(f, grad, u, movable, state, scale)
+                if masked:
+                    swap &= ~solved[:, None]
                 done = ~swap.any(dim=1)
                 work[5] = state + swap * (target - state)
+                if masked:
+                    answer = torch.where((done & ~solved)[:, None], f, answer)
+                    solved = solved | done
             else:  # primal active set, from the clamped block-pivoting iterate
                 x = torch.minimum(f.clamp(min=0.0), u) if sweep == _SWEEPS else x
                 f, work[5], done = self._primal_step(x, f, grad, u, movable, state, scale)
                 work[6] = f
         else:
-            out[work[0]] = f
+            out[work[0]] = torch.where(solved[:, None], answer, f) if masked else f
         return torch.minimum(out.clamp(min=0.0), u_all)
 
     def _subproblem(
@@ -208,7 +248,10 @@ class ThrusterAllocator:
         free = (1.0 - state).clamp(min=0.0)
         fixed = u * (state - 1.0).clamp(min=0.0)
         target = w - fixed @ self.matrix.T  # wrench left for the free thrusters
-        gram_pinv = self._gram_pinv(free.to(torch.float64) @ self._bits)
+        if self._host_reads:
+            gram_pinv = self._gram_pinv(free.to(torch.float64) @ self._bits)
+        else:  # per world and sweep: the cache lookup would read the host
+            gram_pinv = _psd_pinv_masked((self.matrix * free[:, None, :]) @ self.matrix.T)
         y = (gram_pinv @ target[:, :, None])[:, :, 0]  # free forces = B_F^T y
         f = free * (y @ self.matrix)
         dy = (gram_pinv @ (target - f @ self.matrix.T)[:, :, None])[:, :, 0]  # one refinement

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
+from orbitlab import sync
 from orbitlab.delay_line import DelayLine
 from orbitlab.stateful import Stateful
 
@@ -180,6 +181,7 @@ class ActuatorGroup(Stateful):
         low, high = self.limits()
         self.low = low.to(**kw).expand(shape).clone()
         self.high = high.to(**kw).expand(shape).clone()
+        self._refuse_nonfinite = sync.host_reads_are_free(ctx.device)
 
     # ------------------------------------------------------------------ API
     def limits(self) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover - abstract
@@ -187,7 +189,12 @@ class ActuatorGroup(Stateful):
         raise NotImplementedError
 
     def set_command(self, command: torch.Tensor, worlds: torch.Tensor | None = None) -> None:
-        """Hold a new command (clipped to the limits) for `worlds` (default all)."""
+        """Hold a new command (clipped to the limits) for `worlds` (default all).
+
+        A NaN or inf in the command is refused with a ValueError on the CPU; on a GPU, where
+        that check would wait for the device, the worlds holding one are frozen instead
+        (health code NONFINITE_COMMAND, `orbitlab.sim.health`; the env ends and resets them)
+        and hold a zero command: nothing non-finite reaches an actuator."""
         command = torch.as_tensor(command, dtype=torch.float64, device=self.ctx.device)
         rows = slice(None) if worlds is None else worlds
         expected = (self.command[rows].shape[0], self.num)
@@ -196,8 +203,13 @@ class ActuatorGroup(Stateful):
                 f"actuator group '{self.name}': command must have shape "
                 f"{expected}, got {tuple(command.shape)}"
             )
-        if not torch.isfinite(command).all():
-            raise ValueError(f"actuator group '{self.name}': command has NaN or inf")
+        if self._refuse_nonfinite:
+            if not torch.isfinite(command).all():
+                raise ValueError(f"actuator group '{self.name}': command has NaN or inf")
+        else:
+            finite = torch.isfinite(command)
+            self.ctx.freeze_worlds(~finite.all(dim=1), rows)
+            command = torch.where(finite, command, 0.0)
         self.command[rows] = torch.minimum(torch.maximum(command, self.low[rows]), self.high[rows])
 
     def set_failure(self, worlds, element: int, mode: str, scale: float = 1.0) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from orbitlab.sim import health
 from orbitlab.sim.views import SimView
 from orbitlab.stateful import Stateful
 
@@ -36,6 +37,15 @@ class ActuatorContext(Stateful):
     def array(self, name: str) -> torch.Tensor:
         """A zero-copy torch view of an OrbitData array ('thruster_force', 'R', ...)."""
         return self.view.array(name)
+
+    def freeze_worlds(
+        self, bad: torch.Tensor, rows: torch.Tensor | slice, code: int = health.NONFINITE_COMMAND
+    ) -> None:
+        """Mark the worlds `rows` (ids or a slice) where `bad` (k,) bool holds with health
+        `code` unless already marked, without a host read: the physics freezes them."""
+        codes = self.view.array("health")
+        current = codes[rows]
+        codes[rows] = torch.where(bad & (current == 0), code, current)
 
     def frames(self) -> dict[str, torch.Tensor]:
         """Every body's Q, COM, omega and COM velocity at the current state (see SimView)."""

@@ -159,7 +159,8 @@ class ManagerBasedRLEnv(Stateful):
         self.action_manager.process(action)
         for _ in range(self.cfg.decimation):
             self._run_agent()
-            self.scene.step()
+            self.scene.step(check=False)
+        self.scene.check()  # once per env step: a blocking copy on a GPU
         self.episode_length_buf += 1
         self.common_step_counter += 1
         self.command_manager.compute(self.step_dt)

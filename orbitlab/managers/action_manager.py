@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from orbitlab import sync
 from orbitlab.actuators.thrusters import ThrusterGroup
 from orbitlab.managers.base import term_table
+from orbitlab.sim import health
 from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
@@ -159,16 +161,30 @@ class ActionManager(Stateful):
         self.total_dim = sum(t.dim for t in self.terms.values())
         self.action = torch.zeros((env.num_envs, self.total_dim), device=env.device)
         self.prev_action = torch.zeros_like(self.action)
+        self._refuse_nonfinite = sync.host_reads_are_free(env.device)
 
     def process(self, action: torch.Tensor) -> None:
+        """Check `action` (num_envs, total_dim) and hand each term its slice.
+
+        A NaN or inf is refused with a ValueError on the CPU, before anything is applied; on
+        a GPU, where that check would wait for the device, the envs holding one are frozen
+        instead (health code NONFINITE_ACTION, `orbitlab.sim.health`: the step ends and
+        resets them, reward 0) and their action is taken as zero."""
         action = torch.as_tensor(action, device=self.env.device, dtype=torch.float32)
         if action.shape != self.action.shape:
             raise ValueError(
                 f"action must have shape {tuple(self.action.shape)}, got {tuple(action.shape)}"
             )
-        if not torch.isfinite(action).all():
-            bad = torch.nonzero(~torch.isfinite(action).all(-1))[:, 0].tolist()
-            raise ValueError(f"action has NaN or inf in envs {bad[:10]}; nothing was applied")
+        if self._refuse_nonfinite:
+            if not torch.isfinite(action).all():
+                bad = torch.nonzero(~torch.isfinite(action).all(-1))[:, 0].tolist()
+                raise ValueError(f"action has NaN or inf in envs {bad[:10]}; nothing was applied")
+        else:
+            finite = torch.isfinite(action)
+            self.env.scene.actuator_context.freeze_worlds(
+                ~finite.all(-1), slice(None), health.NONFINITE_ACTION
+            )
+            action = torch.where(finite, action, 0.0)
         self.prev_action.copy_(self.action)
         self.action.copy_(action)
         start = 0

@@ -136,19 +136,30 @@ class Scene:
         """Physics timestep, s."""
         return self.model.timestep
 
-    def step(self, nstep: int = 1) -> None:
-        """Advance every world by `nstep` physics steps (actuators, physics, sensors)."""
+    def step(self, nstep: int = 1, check: bool = True) -> None:
+        """Advance every world by `nstep` physics steps (actuators, physics, sensors).
+
+        `check`: then raise if a MuJoCo-Warp buffer overflowed (`check()`); a caller that
+        steps several times in a row (the env, once per decimation step) passes False and
+        calls `check()` once at the end, as that check is a blocking copy on a GPU."""
         ctx, view = self.actuator_context, self.view
         for _ in range(nstep):
             ctx.begin_step()
             for group in self.actuators.values():
                 group.apply()
             ctx.end_step()
-            self.data.step()
+            self.data.step(check=False)
             view.step_count += 1
             view.invalidate()
             for sensor in self.sensors.values():
                 sensor.update()
+        if check:
+            self.check()
+
+    def check(self) -> None:
+        """Raise if any world overflowed MuJoCo-Warp's contact or constraint buffers since
+        the last check (nothing to check on the CPU backend)."""
+        self.data.backend.check()
 
     def reset(
         self,

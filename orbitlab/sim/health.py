@@ -24,6 +24,7 @@ DIVERGED = wp.constant(4)
 NONFINITE_LOADS = wp.constant(5)
 NONFINITE_COMMAND = wp.constant(6)
 MUJOCO_UNSTABLE = wp.constant(7)
+NONFINITE_ACTION = wp.constant(8)
 
 REASONS = {
     OK: "ok",
@@ -34,6 +35,7 @@ REASONS = {
     NONFINITE_LOADS: "orbit-layer or user loads not finite",
     NONFINITE_COMMAND: "an actuator command (thruster, wheel, magnetorquer, CMG) not finite",
     MUJOCO_UNSTABLE: "MuJoCo found a bad qpos, qvel or qacc (and reset the world itself)",
+    NONFINITE_ACTION: "the policy's action not finite (on a GPU, where it is not refused)",
 }
 """What each code means."""
 
