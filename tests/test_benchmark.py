@@ -204,7 +204,11 @@ def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv):
     "argv, words",
     [
         ([], ["missing required argument mode="]),
-        (["mode=phys"], ["mode='phys'", "one of physics, env, train, bridge"]),
+        (["mode=phys"], ["mode='phys'", "one of physics, env, sensors, train, bridge"]),
+        (
+            ["mode=sensors", "backend=warp"],
+            ["backend='warp'", "mode=sensors runs on the cpu backend"],
+        ),
         (["mode=env", "nworld=[4,0]"], ["nworld='[4,0]'", "integers in [1, "]),
         (["mode=env", "nworld=4,8"], ["nworld=4,8", "key=[value1,value2]"]),
         (["mode=env", "tasks=[Docking,dockng]"], ["tasks='dockng'", "did you mean 'Docking'"]),

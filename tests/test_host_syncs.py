@@ -33,6 +33,7 @@ PLUMBING = {
 """The framework loop's own reads per step: the reset decision and the action check."""
 REMAINING = {
     ("orbitlab/sensors/base.py", "update"),  # the sensor timer (CPU only: orbitlab.sync)
+    ("orbitlab/sensors/fused.py", "_any_due"),  # the fused sensors' timer (CPU only)
     ("orbitlab/agent/node.py", "update"),  # the node timer (CPU only: orbitlab.sync)
     ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command (CPU only)
     ("orbitlab/actuators/allocation.py", "*"),  # the allocation's solver checks
@@ -95,7 +96,7 @@ def _steady_step_reads(entry: str) -> Counter:
     return counts
 
 
-GATHERING = ("orbitlab/sensors/base.py", "orbitlab/agent/node.py")
+GATHERING = ("orbitlab/sensors/base.py", "orbitlab/sensors/fused.py", "orbitlab/agent/node.py")
 """Components that read the host only where reads are free (`orbitlab.sync`): on a GPU
 they compute every world, masked."""
 

@@ -30,6 +30,7 @@ from orbitlab.scene.compile import assemble
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, SpacecraftCfg
 from orbitlab.scene.handles import EntityHandle, MarkerHandle
 from orbitlab.sensors.base import Sensor
+from orbitlab.sensors.fused import SensorStage
 from orbitlab.sim.spec import OrbitLayerCfg, SimSpec
 from orbitlab.sim.views import SimView
 
@@ -59,6 +60,10 @@ class SceneCfg:
     """Warp device of the 'warp' backend (default: a GPU when present)."""
     nthread: int = 0
     """CPU threads (0: all cores)."""
+    fused_sensors: bool = True
+    """Run the gyros, star trackers, magnetometers and relative-navigation sensors as one
+    Warp kernel per physics step (`orbitlab.sensors.fused`); False: each sensor's torch
+    update (the reference, same noise, truths equal to rounding)."""
     torch_threads: int | None = 1
     """Torch intra-op threads when the simulation runs on the CPU (None: leave torch's
     setting). The per-step tensors are small; next to MuJoCo's batch threads, torch's
@@ -113,6 +118,7 @@ class Scene:
         for name, entity in cfg.entities.items():
             if isinstance(entity, SpacecraftCfg):
                 self._build_entity(name, entity, compiled.element_index[name])
+        self.sensor_stage = SensorStage(self.sensors, fused=cfg.fused_sensors)
         self.all_worlds = torch.arange(self.num_envs, device=self.device)
         self._refresh_deferred = False
         self.reset()
@@ -151,8 +157,7 @@ class Scene:
             self.data.step(check=False)
             view.step_count += 1
             view.invalidate()
-            for sensor in self.sensors.values():
-                sensor.update()
+            self.sensor_stage.update()
         if check:
             self.check()
 

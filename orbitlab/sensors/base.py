@@ -141,7 +141,7 @@ class Sensor(Stateful):
         self.mount_rotation, self.mount_pos = _mount(view, self.body, site_id)
         self.site = int(site_id)
         ipos = torch.as_tensor(view.mj_model.body_ipos[self.body], dtype=torch.float64)
-        self._mount_arm = self.mount_pos - ipos.to(view.device)
+        self.mount_arm = self.mount_pos - ipos.to(view.device)
         """Sensor origin from the body's COM, body axes, m (3,)."""
         owner = f"sensor '{name}'"
         self.period_steps = max(1, _steps(cfg.period_s, view.dt, owner, "period_s"))
@@ -171,10 +171,10 @@ class Sensor(Stateful):
         """Each world's 32-bit noise key (`noise.world_keys`), set by `reseed`; part of the
         exact state, so a restored world continues with its own noise."""
         self.reseed(0)
-        self._has_walk = bool((self.walk_std > 0).any())
+        self.has_walk = bool((self.walk_std > 0).any())
         self._gather_due = sync.host_reads_are_free(view.device)
         """Sample only the due worlds, found by a host read (the CPU; `orbitlab.sync`)."""
-        self._has_white = bool((self.std > 0).any())
+        self.has_white = bool((self.std > 0).any())
 
     def reseed(self, seed: int) -> None:
         """Key every world's noise by the environment seed `seed` (and `cfg.seed`)."""
@@ -215,7 +215,7 @@ class Sensor(Stateful):
     def _position_world(self) -> torch.Tensor:
         frames = self.view.frames()
         Q = frames["Q"][:, self.body]
-        return frames["com"][:, self.body] + rotate(Q, self._mount_arm)
+        return frames["com"][:, self.body] + rotate(Q, self.mount_arm)
 
     # ----------------------------------------------------------- subclasses
     def truth(self) -> torch.Tensor:  # pragma: no cover - abstract
@@ -246,7 +246,7 @@ class Sensor(Stateful):
         first (only in the `due` worlds, (N,) bool, when given)."""
         view = self.view
         k = self.samples[worlds]
-        if walk and self._has_walk:
+        if walk and self.has_walk:
             dt_s = self.period_steps * view.dt
             step = gaussian_from(self._episode_hash(_BIAS_STREAM, worlds), k, self.noise_dim)
             step = self.walk_std * math.sqrt(dt_s) * step
@@ -254,7 +254,7 @@ class Sensor(Stateful):
                 step = torch.where(due[:, None], step, 0.0)
             self.world_bias[worlds] += step
         total = self.bias + self.world_bias[worlds]
-        if self._has_white:
+        if self.has_white:
             white = gaussian_from(self._episode_hash(_WHITE_STREAM, worlds), k, self.noise_dim)
             total = total + self.std * white
         return total

@@ -75,7 +75,7 @@ class _Targeted(Sensor):
         self.target_site = int(target_site)
         self.target_rotation, self.target_pos = _mount(view, self.target, target_site)
         ipos = torch.as_tensor(view.mj_model.body_ipos[self.target], dtype=torch.float64)
-        self._target_arm = self.target_pos - ipos.to(view.device)
+        self.target_arm = self.target_pos - ipos.to(view.device)
 
     def target_point(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Target point position (m), velocity (m/s) relative to the chief, and its axes
@@ -86,7 +86,7 @@ class _Targeted(Sensor):
     def _target_point(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         frames = self.view.frames()
         Q = frames["Q"][:, self.target]
-        arm = rotate(Q, self._target_arm)
+        arm = rotate(Q, self.target_arm)
         omega = frames["omega"][:, self.target]
         pos = frames["com"][:, self.target] + arm
         vel = frames["v_com"][:, self.target] + torch.cross(omega, arm, dim=-1)

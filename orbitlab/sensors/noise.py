@@ -67,16 +67,16 @@ def gaussian_from(
 ) -> torch.Tensor:
     """`gaussian` from its `episode_hash` h (k,): the same numbers."""
     h = _mix(h ^ (sample & _MASK))[:, None]
-    h = _mix(h ^ _component_salts(dim, h.device))
-    cells = (h >> (32 - _TABLE_BITS)).reshape(-1)  # index_select: a third of [h]'s cost
-    return _quantiles(h.device).index_select(0, cells).view(h.shape).to(dtype)
+    h = _mix(h ^ component_salts(dim, h.device))
+    cells = (h >> (32 - TABLE_BITS)).reshape(-1)  # index_select: a third of [h]'s cost
+    return quantiles(h.device).index_select(0, cells).view(h.shape).to(dtype)
 
 
-_TABLE_BITS = 18
+TABLE_BITS = 18
 _TABLES: dict[str, torch.Tensor] = {}
 
 
-def _quantiles(device: torch.device) -> torch.Tensor:
+def quantiles(device: torch.device) -> torch.Tensor:
     """Normal quantiles at the centres of 2^18 equal-probability cells (cached).
 
     An 18-bit hash picks a cell: the draw is exact to the cell's width, and the tails
@@ -87,7 +87,7 @@ def _quantiles(device: torch.device) -> torch.Tensor:
     """
     key = str(device)
     if key not in _TABLES:
-        n = 1 << _TABLE_BITS
+        n = 1 << TABLE_BITS
         p = (torch.arange(n, dtype=torch.float64) + 0.5) / n
         _TABLES[key] = (
             (math.sqrt(2.0) * torch.special.erfinv(2.0 * p - 1.0)).to(torch.float32).to(device)
@@ -98,7 +98,7 @@ def _quantiles(device: torch.device) -> torch.Tensor:
 _SALTS: dict[tuple[int, str], torch.Tensor] = {}
 
 
-def _component_salts(count: int, device: torch.device) -> torch.Tensor:
+def component_salts(count: int, device: torch.device) -> torch.Tensor:
     """Distinct 32-bit constants per component (cached)."""
     key = (count, str(device))
     if key not in _SALTS:

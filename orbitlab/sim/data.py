@@ -566,6 +566,11 @@ class OrbitData:
         return self.backend.native(self._arrays[name])
 
     @property
+    def kernel_threads(self) -> int:
+        """CPU threads the orbit layer's kernels split worlds over (`WorldLaunch`; 0: all)."""
+        return self._kernel_threads
+
+    @property
     def R(self):
         """Chief ECI position per world, km, (nworld, 3)."""
         return self._native("R")

@@ -99,7 +99,7 @@ class SimView(Stateful):
             self._frames = {k: wp.to_torch(getattr(frames, k)) for k in FRAME_FIELDS}
         return self._frames
 
-    def _free(self, body: int) -> tuple[int, int] | None:
+    def free_joint(self, body: int) -> tuple[int, int] | None:
         """(qpos address, dof address) of a free root body's joint, else None (cached)."""
         if body not in self._free_adr:
             m = self.mj_model
@@ -113,7 +113,7 @@ class SimView(Stateful):
     def body_rotation(self, body: int) -> torch.Tensor:
         """Body-to-world rotation (N, 3, 3). A free root body's comes straight from its
         qpos quaternion (no kernel launch; once per state); others from `frames()`."""
-        adr = self._free(body)
+        adr = self.free_joint(body)
         if adr is None:
             return self.frames()["Q"][:, body]
         return self.memo(("body_rotation", body), lambda: self._qpos_rotation(adr[0]))
@@ -134,7 +134,7 @@ class SimView(Stateful):
 
     def body_angular_velocity(self, body: int) -> torch.Tensor:
         """Angular velocity in BODY axes, rad/s, (N, 3): a free root body's qvel directly."""
-        adr = self._free(body)
+        adr = self.free_joint(body)
         if adr is None:
             frames = self.frames()
             return (frames["omega"][:, body, None, :] @ frames["Q"][:, body])[:, 0]
