@@ -14,7 +14,7 @@ from orbitlab.robustness.run import measure
 
 def test_a_few_cases_per_class_are_tried_and_refused_cleanly():
     report = measure(["bridge", "physics"], per_class=3)
-    report.results += measure(["cli", "numbers"], per_class=1).results
+    report.results += measure(["cli", "numbers", "environment"], per_class=1).results
     groups = {r.case.group for r in report.results}
     assert len(groups) >= 15 and len(report.results) >= 25, groups
     bad = [r for r in report.results if r.outcome != CLEAN]

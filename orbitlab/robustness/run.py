@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from orbitlab.cli import Arg, boolean, integer, optional, parse_args, run, text
 from orbitlab.robustness import Report, run_cases, subset
 
-CLASSES = ("bridge", "cli", "files", "physics", "numbers")
+CLASSES = ("bridge", "cli", "files", "physics", "numbers", "environment")
 ARGS = {
     "classes": Arg(",".join(CLASSES), text),
     "per_class": Arg("", optional(integer(min=1))),
@@ -37,6 +37,10 @@ def cases_of(name: str, stack: ExitStack) -> list:
         from orbitlab.robustness import cli, numbers
 
         return numbers.cases(stack.enter_context(cli.workspace()))
+    if name == "environment":
+        from orbitlab.robustness import environment
+
+        return environment.cases(stack.enter_context(environment.workspace()))
     if name == "physics":
         from orbitlab.robustness import physics
 
