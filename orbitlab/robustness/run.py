@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from orbitlab.cli import Arg, boolean, integer, optional, parse_args, run, text
 from orbitlab.robustness import Report, run_cases, subset
 
-CLASSES = ("bridge", "cli", "files", "physics", "numbers", "environment")
+CLASSES = ("bridge", "cli", "files", "physics", "numbers", "environment", "process")
 ARGS = {
     "classes": Arg(",".join(CLASSES), text),
     "per_class": Arg("", optional(integer(min=1))),
@@ -41,6 +41,10 @@ def cases_of(name: str, stack: ExitStack) -> list:
         from orbitlab.robustness import environment
 
         return environment.cases(stack.enter_context(environment.workspace()))
+    if name == "process":
+        from orbitlab.robustness import process
+
+        return process.cases(stack.enter_context(process.workspace()))
     if name == "physics":
         from orbitlab.robustness import physics
 
