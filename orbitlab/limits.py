@@ -11,6 +11,10 @@ can exhaust the machine's memory, start more threads than it can hold or run for
 * `MAX_DECIMATION` physics steps per env step, timesteps in [`MIN_TIMESTEP_S`,
   `MAX_TIMESTEP_S`], episodes of at most `MAX_EPISODE_LENGTH_S` and
   `MAX_EPISODE_PHYSICS_STEPS` physics steps;
+* seeds in [0, `MAX_SEED`], `MAX_STEPS` env steps, `MAX_ITERATIONS` learning iterations,
+  learning rates up to `MAX_LEARNING_RATE`, initial stds up to `MAX_INIT_STD`, rates in
+  [`MIN_RATE_HZ`, `MAX_RATE_HZ`] and real-time factors in [`MIN_ACCEL`, `MAX_ACCEL`]
+  (0 where it means "as fast as possible");
 * a warning with the estimated cost (`step_cost_warning`) before an env step or an episode
   that would take longer than `SLOW_STEP_S` / `SLOW_EPISODE_S` at `NOMINAL_WORLD_STEPS_PER_S`.
 
@@ -37,6 +41,24 @@ MAX_EPISODE_LENGTH_S = 1e6
 """Longest episode, s (11.6 days, 185 low orbits)."""
 MAX_EPISODE_PHYSICS_STEPS = 10**8
 """Physics steps in one episode of one world (episode_length_s / timestep_s)."""
+MAX_STEPS = MAX_EPISODE_PHYSICS_STEPS
+"""Most env steps a `max_steps` argument may ask for: no episode has more."""
+MAX_SEED = 2**32 - 1
+"""Largest seed: the widest every library takes (numpy's legacy RandomState, which SB3
+seeds, refuses 2**32; torch 2**64)."""
+MAX_ITERATIONS = 10**7
+"""Learning iterations of one run (agent.max_iterations): 116 days at 1 s an iteration."""
+MAX_LEARNING_RATE = 1.0
+"""Largest learning rate: Adam steps of the parameters' own size (1e308 made NaN weights
+in the first update)."""
+MAX_INIT_STD = 100.0
+"""Largest initial action std: actions are clipped to [-1, 1], so a larger one only makes
+the policy's log-probabilities overflow."""
+MIN_RATE_HZ, MAX_RATE_HZ = 1e-5, 1e5
+"""A positive tick or step rate, Hz: at most one tick per physics step of the shortest
+timestep (1 / `MIN_TIMESTEP_S`), at least one per 100,000 s (1e-300 overflowed the sleep)."""
+MIN_ACCEL, MAX_ACCEL = 1e-6, 1e6
+"""A positive real-time factor (simulated s per wall s); 0 is "as fast as possible"."""
 NOMINAL_WORLD_STEPS_PER_S = 50_000.0
 """World-steps per second the cost estimate assumes: the slowest task's framework-inclusive
 rate on a loaded 2-core CPU (docs/benchmarks.md), so the estimate errs long."""

@@ -129,3 +129,41 @@ def test_an_orbit_given_as_text_is_named():
         model.make_data(nworld=2, orbit=[OrbitInit(), "leo"])
     with pytest.raises(TypeError, match=r"orbit=None is invalid"):
         model.make_data(nworld=1, orbit=[None])
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        # tracebacks: torch's seed overflowed, the sleep of a 1e-300 Hz step overflowed
+        (["play", "seed=99999999999999999999"], ["seed", "[0, 4294967295]"]),
+        (["record", "out=x.hdf5", "rate_hz=1e-300"], ["rate_hz", "[1e-05, 100000]"]),
+        (["bridge", "rate_hz=1e-300"], ["rate_hz", "1e-300"]),
+        (["bridge", "accel=1e308"], ["accel", "1e308", "[1e-06, 1e+06]"]),
+        (["play", f"max_steps={10**9}"], ["max_steps", "[0, 100000000]"]),
+    ],
+)
+def test_seeds_steps_and_rates_past_their_bounds_are_one_line(
+    argv, words, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # hydra writes its output directory there
+    assert main(argv) == 2
+    one_line(capsys, *words)
+
+
+@pytest.mark.parametrize(
+    ("item", "words"),
+    [
+        ("seed=99999999999999999999", ["seed=", "[0, 4294967295]"]),  # a traceback
+        ("agent.max_iterations=1000000000000", ["agent.max_iterations", "[1, 10000000]"]),
+        ("agent.learning_rate=1e308", ["agent.learning_rate=1e+308", "(0, 1]"]),  # NaN weights
+        ("agent.init_std=1e308", ["agent.init_std=1e+308", "(0, 100]"]),  # was accepted
+    ],
+)
+def test_train_refuses_seeds_iterations_and_rates_past_their_bounds(item, words, tmp_path, capsys):
+    from orbitlab.cli.train import cli
+
+    with pytest.raises(SystemExit) as done:  # hydra's callback ends the process
+        cli([item, f"runs_root={tmp_path}", f"hydra.run.dir={tmp_path}/run"])
+    assert done.value.code == 2
+    one_line(capsys, *words)
+    assert not list(tmp_path.iterdir())

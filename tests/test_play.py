@@ -172,7 +172,10 @@ GOOD_AGENT = {
         ({"algorithm": [1, 2]}, "agent.algorithm=[1, 2] is invalid: expected a mapping"),
         ({"num_steps_per_env": "abc"}, "agent.num_steps_per_env='abc' is invalid: expected an"),
         ({"init_std": "x"}, "agent.init_std='x' is invalid: expected a finite number"),
-        ({"init_std": -1.0}, "agent.init_std=-1.0 is invalid: expected a finite number > 0"),
+        (
+            {"init_std": -1.0},
+            "agent.init_std=-1.0 is invalid: expected a finite number in (0, 100]",
+        ),
         ({"library": ["rsl_rl"]}, "agent.library=['rsl_rl']"),  # + expected one of ...
         ({"hidden_dims": None}, "agent.hidden_dims is missing: an agent of library rsl_rl needs"),
     ],

@@ -34,6 +34,7 @@ from orbitlab.cli.args import (
     run,
     text,
     wants_verbose,
+    zero_or_number,
 )
 
 __all__ = [
@@ -64,4 +65,5 @@ __all__ = [
     "run",
     "text",
     "wants_verbose",
+    "zero_or_number",
 ]

@@ -92,6 +92,23 @@ def number(min: float | None = None, max: float | None = None, min_open: bool = 
     return convert
 
 
+def zero_or_number(low: float, high: float, zero: str) -> Converter:
+    """A converter to 0 (meaning `zero`, e.g. 'as fast as possible') or a finite float in
+    [low, high]."""
+    allowed = f"expected 0 ({zero}) or a finite number in [{_show(low)}, {_show(high)}]"
+
+    def convert(key: str, value: str) -> float:
+        try:
+            result = float(value.strip())
+        except ValueError:
+            raise bad(key, value, allowed) from None
+        if result != 0.0 and not (low <= result <= high):  # NaN fails both
+            raise bad(key, value, allowed)
+        return result
+
+    return convert
+
+
 def _range(low: float | None, high: float | None, low_open: bool = False) -> str:
     if low is not None and high is not None:
         return f" in {'(' if low_open else '['}{_show(low)}, {_show(high)}]"

@@ -36,7 +36,16 @@ import logging
 import signal
 import sys
 
-from orbitlab.cli import FALSE, TRUE, ArgumentError, integer, number, parse_key_values
+from orbitlab.cli import (
+    FALSE,
+    TRUE,
+    ArgumentError,
+    integer,
+    number,
+    parse_key_values,
+    zero_or_number,
+)
+from orbitlab.limits import MAX_ACCEL, MAX_RATE_HZ, MIN_ACCEL, MIN_RATE_HZ
 
 DEFAULTS = {
     "task": "formation",
@@ -83,7 +92,10 @@ def parse(argv: list[str]) -> dict[str, str]:
 
 
 NUMBERS = {
-    **dict.fromkeys(("rate_hz", "accel", "duration", "telemetry_rate_hz"), number(min=0.0)),
+    "rate_hz": zero_or_number(MIN_RATE_HZ, MAX_RATE_HZ, "every physics step"),
+    "accel": zero_or_number(MIN_ACCEL, MAX_ACCEL, "as fast as possible"),
+    "telemetry_rate_hz": zero_or_number(MIN_RATE_HZ, MAX_RATE_HZ, "no limit"),
+    "duration": number(min=0.0),
     **dict.fromkeys(("pub_port", "sub_port", "heartbeat_port"), integer(min=0, max=65535)),
 }
 """Numeric arguments and their checks (before `build` converts them)."""

@@ -55,6 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     if verb not in VERBS:
         print(f"orbitlab: unknown verb '{verb}' (one of {', '.join(VERBS)})", file=sys.stderr)
         return 2
+    from orbitlab.cli.args import ArgumentError
+    from orbitlab.cli.environment import check_environment
+
+    try:
+        check_environment()  # before MuJoCo is imported: it refuses a bad MUJOCO_GL itself
+    except ArgumentError as error:
+        print(f"orbitlab {verb}: {error}", file=sys.stderr)
+        return 2
     if verb == "train":
         from orbitlab.cli.train import cli
 

@@ -57,7 +57,7 @@ from orbitlab.cli import (
 from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.jsonio import write_json
-from orbitlab.limits import MAX_NUM_ENVS
+from orbitlab.limits import MAX_NUM_ENVS, MAX_SEED, MAX_STEPS
 from orbitlab.registry import make_env
 from orbitlab.rl.progress import rollout_progress
 from orbitlab_tasks import task_arg
@@ -66,9 +66,9 @@ ARGS = {
     "task": Arg("Detumble-RW", task_arg),
     "agent": Arg("baseline", choice("baseline", "random", "zero", "checkpoint")),
     "num_envs": Arg("64", integer(min=1, max=MAX_NUM_ENVS)),
-    "max_steps": Arg("0", integer(min=0)),
+    "max_steps": Arg("0", integer(min=0, max=MAX_STEPS)),
     "backend": Arg("cpu", choice("cpu", "warp")),
-    "seed": Arg("0", integer(min=0)),
+    "seed": Arg("0", integer(min=0, max=MAX_SEED)),
     "checkpoint": Arg("", optional(existing_file)),
     "trust_checkpoint": Arg("false", boolean),
     "json": Arg("", optional(output_file)),

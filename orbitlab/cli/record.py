@@ -39,13 +39,14 @@ from orbitlab.cli import (
     choice,
     existing_file,
     integer,
-    number,
     optional,
     output_file,
     parse_args,
     run,
+    zero_or_number,
 )
 from orbitlab.devices import DEVICES
+from orbitlab.limits import MAX_RATE_HZ, MAX_SEED, MAX_STEPS, MIN_RATE_HZ
 from orbitlab_tasks import task_arg
 
 ARGS = {
@@ -53,11 +54,11 @@ ARGS = {
     "device": Arg("keyboard", choice(*DEVICES)),
     "out": Arg("demos.hdf5", output_file),
     "num_demos": Arg("10", integer(min=1, max=1_000_000)),
-    "rate_hz": Arg("10", number(min=0.0)),
+    "rate_hz": Arg("10", zero_or_number(MIN_RATE_HZ, MAX_RATE_HZ, "as fast as possible")),
     "keep": Arg("success", choice("success", "all")),
-    "seed": Arg("0", integer(min=0)),
+    "seed": Arg("0", integer(min=0, max=MAX_SEED)),
     "script": Arg("", optional(existing_file)),
-    "max_steps": Arg("0", integer(min=0)),
+    "max_steps": Arg("0", integer(min=0, max=MAX_STEPS)),
     "backend": Arg("cpu", choice("cpu", "warp")),
 }
 """The key=value arguments (orbitlab.cli), all checked before any file is opened."""

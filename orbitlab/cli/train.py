@@ -187,7 +187,7 @@ def main(cfg: DictConfig) -> None:
     try:
         module, info, settings = prepare(cfg, run_dir)
     except UserError as error:
-        if int(os.getenv("RANK", "0")) == 0:
+        if os.getenv("RANK", "0").strip() in ("0", ""):
             discard_run_dir(run_dir, Path(cfg.runs_root))
         if cfg.verbose:
             raise

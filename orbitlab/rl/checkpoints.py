@@ -12,10 +12,16 @@ Stable-Baselines3 zips (cloudpickle), rl-games checkpoints and VecNormalize pick
 be read by unpickling arbitrary objects, which can run any code the file's author chose.
 They load only with `trust=True` (`trust_checkpoint=true` on command lines); otherwise
 `UntrustedCheckpointError` says why.
+
+`save_torch_checkpoint` writes a checkpoint atomically: a temporary sibling (a dot name,
+which no `model_*.pt` pattern matches), flushed to disk, then `os.replace`. A process
+killed mid-write (SIGKILL, power loss after the rename excepted) leaves the previous
+checkpoint and no torn file under the final name.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import zipfile
 from pathlib import Path
@@ -24,6 +30,7 @@ from typing import Any
 import torch
 
 from orbitlab.cli import UserError
+from orbitlab.rl.exporters.files import temp_path
 
 SAFE_GLOBALS: list[Any] = []
 """Types beyond torch's weights-only defaults that orbitlab's checkpoints hold (none)."""
@@ -70,6 +77,23 @@ def load_torch_checkpoint(
             f"{type(loaded).__name__}, not a dict"
         )
     return loaded
+
+
+def save_torch_checkpoint(state: Any, path: str | Path) -> None:
+    """`torch.save(state)` to `path`, atomically: written and fsynced under `temp_path(path)`,
+    then renamed into place. On any error the temporary file is removed and `path` keeps
+    what it held before."""
+    final = Path(path)
+    tmp = temp_path(final)
+    try:
+        with open(tmp, "wb") as file:
+            torch.save(state, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def require_trust(path: str | Path, trust: bool, what: str) -> None:

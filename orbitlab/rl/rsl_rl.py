@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
-from orbitlab.rl.checkpoints import CheckpointError, load_torch_checkpoint
+from orbitlab.rl.checkpoints import CheckpointError, load_torch_checkpoint, save_torch_checkpoint
 
 
 class RslRlVecEnvWrapper(VecEnv):
@@ -144,7 +144,15 @@ class OrbitlabOnPolicyRunner(OnPolicyRunner):
             )
 
     def save(self, path: str, infos: dict | None = None) -> None:
-        super().save(path, {"resumable": self.resumable, **(infos or {})})
+        """rsl-rl's `save` (the algorithm's state, `iter`, `infos` with `resumable`), written
+        atomically (`save_torch_checkpoint`): a run killed mid-write never leaves a torn
+        `model_*.pt` for a resume to pick up. Built from rsl-rl's public pieces
+        (`alg.save()`, `logger.save_model`), as its own `save` writes in place."""
+        state = self.alg.save()
+        state["iter"] = self.current_learning_iteration
+        state["infos"] = {"resumable": self.resumable, **(infos or {})}
+        save_torch_checkpoint(state, path)
+        self.logger.save_model(path, self.current_learning_iteration)
 
     def load(
         self,

@@ -4,13 +4,15 @@
     python scripts/hostile_inputs.py --details       # ... and one line per case
     python scripts/hostile_inputs.py classes=bridge,physics per_class=5
 
-Each class module (`bridge`, `cli`, `files`, `physics`) builds its cases from lists and
-tries them; each try ends in one of
+Each class module (`bridge`, `cli`, `files`, `physics`, `numbers`, `environment`, and
+`process` for concurrency and signals) builds its cases from lists and tries them; each try
+ends in one of
 
 - clean error: refused with a one-line message naming the item, its value (where it has
   one) and what is allowed; for the bridge, a diagnostics message while it serves on;
 - unclear error: refused, but the message is not one line or does not name the item;
-- wrong result: accepted silently when it should have been refused, or data lost;
+- wrong result: accepted silently when it should have been refused, or data lost (for the
+  process-level cases: a run that failed, hung or lost a checkpoint or a demo);
 - crash: an exception escaped (a traceback), a thread or the process died.
 
 The named regression tests (tests/test_bridge_hardening.py, test_cli_args.py, ...) stay

@@ -86,7 +86,10 @@ def _demo_tools():
     return module
 
 
-def _try(verb: str, argv: list[str], words: list[str]) -> tuple[str, str]:
+def try_command(verb: str, argv: list[str], words: list[str]) -> tuple[str, str]:
+    """Run `verb argv` (with BASE's small defaults for keys it does not set) and classify
+    it: exit 0 or still running at the alarm a wrong result, one stderr line naming every
+    one of `words` a clean error."""
     tested = {a.split("=", 1)[0] for a in argv}
     base = [a for a in BASE.get(verb, []) if a.split("=", 1)[0] not in tested]
     try:
@@ -102,7 +105,8 @@ def _try(verb: str, argv: list[str], words: list[str]) -> tuple[str, str]:
     return outcome, f"exit {code}: {seen}"
 
 
-def _words(item: str) -> list[str]:
+def words_of(item: str) -> list[str]:
+    """What a message about `key=value` must name: the key and (when not empty) the value."""
     key, _, value = item.partition("=")
     return [key] + ([value] if value else [])
 
@@ -111,7 +115,7 @@ def cases(tmp: Path) -> list[Case]:
     table: list[tuple[str, list[str], list[str]]] = []
     for verb in ("play", "eval"):
         for key in ("num_envs", "seed", "max_steps"):
-            table += [(verb, [f"{key}={v}"], _words(f"{key}={v}")) for v in INT_BAD]
+            table += [(verb, [f"{key}={v}"], words_of(f"{key}={v}")) for v in INT_BAD]
     for item in (
         "task=Nope",
         "agent=nope",
@@ -124,11 +128,11 @@ def cases(tmp: Path) -> list[Case]:
         "json=junk.pt/score.json",
         "video=junk.pt/v.mp4",
     ):
-        table.append(("play", [item], _words(item)))
+        table.append(("play", [item], words_of(item)))
     table.append(("play", ["num_envs"], ["num_envs"]))
     for item in ("task=Nope", "checkpoint=/no/such.pt", "checkpoint=subdir", "nosuchkey=1"):
-        table.append(("eval", [item], _words(item)))
-    table += [("record", [f"num_demos={v}"], _words(f"num_demos={v}")) for v in INT_BAD]
+        table.append(("eval", [item], words_of(item)))
+    table += [("record", [f"num_demos={v}"], words_of(f"num_demos={v}")) for v in INT_BAD]
     for item in (
         "rate_hz=-5",
         "rate_hz=nan",
@@ -143,15 +147,15 @@ def cases(tmp: Path) -> list[Case]:
         "keep=maybe",
         "script=/no/such.npy",
     ):
-        table.append(("record", ["out=new.hdf5", item], _words(item)))
+        table.append(("record", ["out=new.hdf5", item], words_of(item)))
     table.append(("replay", [], ["file="]))
     for item in ("file=", "file=/no/such.hdf5", "file=subdir", "nosuchkey=1"):
-        table.append(("replay", [item], _words(item)))
+        table.append(("replay", [item], words_of(item)))
     table.append(("export", [], ["checkpoint="]))
     for item in ("checkpoint=/no/such.pt", "checkpoint=subdir"):
-        table.append(("export", [item], _words(item)))
+        table.append(("export", [item], words_of(item)))
     for item in ("rtol=0", "rtol=abc", "rtol=-1", "nosuchkey=1"):
-        table.append(("export", ["checkpoint=junk.pt", item], _words(item)))
+        table.append(("export", ["checkpoint=junk.pt", item], words_of(item)))
     for item in (
         "rate_hz=-5",
         "rate_hz=abc",
@@ -166,7 +170,7 @@ def cases(tmp: Path) -> list[Case]:
         "duration=abc",
         "nosuchkey=1",
     ):
-        table.append(("bridge", [item], _words(item)))
+        table.append(("bridge", [item], words_of(item)))
     table += [
         ("demo_tools", ["frobnicate"], ["merge|split|summary"]),
         ("demo_tools", ["merge", "files=/no/a.hdf5", "out=x.hdf5"], ["files", "/no/a.hdf5"]),
@@ -187,7 +191,7 @@ def cases(tmp: Path) -> list[Case]:
         "num_envs=0",
     ):
         argv = [item, f"runs_root={tmp / 'runs'}", f"hydra.run.dir={tmp / 'runs' / 'x'}"]
-        table.append(("train", argv, _words(item)))
+        table.append(("train", argv, words_of(item)))
     return [
         Case(f"CLI: {verb}", " ".join(argv[:3]) or "(no arguments)", _bind(verb, argv, words))
         for verb, argv, words in table
@@ -195,4 +199,4 @@ def cases(tmp: Path) -> list[Case]:
 
 
 def _bind(verb, argv, words):
-    return lambda: _try(verb, argv, words)
+    return lambda: try_command(verb, argv, words)

@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from orbitlab.cli import Arg, boolean, integer, optional, parse_args, run, text
 from orbitlab.robustness import Report, run_cases, subset
 
-CLASSES = ("bridge", "cli", "files", "physics")
+CLASSES = ("bridge", "cli", "files", "physics", "numbers", "environment", "process")
 ARGS = {
     "classes": Arg(",".join(CLASSES), text),
     "per_class": Arg("", optional(integer(min=1))),
@@ -33,6 +33,18 @@ def cases_of(name: str, stack: ExitStack) -> list:
         from orbitlab.robustness import files
 
         return files.cases(stack.enter_context(files.workspace()))
+    if name == "numbers":
+        from orbitlab.robustness import cli, numbers
+
+        return numbers.cases(stack.enter_context(cli.workspace()))
+    if name == "environment":
+        from orbitlab.robustness import environment
+
+        return environment.cases(stack.enter_context(environment.workspace()))
+    if name == "process":
+        from orbitlab.robustness import process
+
+        return process.cases(stack.enter_context(process.workspace()))
     if name == "physics":
         from orbitlab.robustness import physics
 

@@ -30,7 +30,14 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from orbitlab.cli import ArgumentError
-from orbitlab.limits import MAX_NUM_ENVS, episode_problem
+from orbitlab.limits import (
+    MAX_INIT_STD,
+    MAX_ITERATIONS,
+    MAX_LEARNING_RATE,
+    MAX_NUM_ENVS,
+    MAX_SEED,
+    episode_problem,
+)
 from orbitlab.registry import ENV_FIELDS, FIELD_CHOICES, FIELD_RANGES, SCENE_FIELDS
 
 Rule = Callable[[Any], str | None]
@@ -61,6 +68,16 @@ def between(low: int, high: int) -> Rule:
 def positive(value: Any) -> str | None:
     """A rule: a finite number > 0."""
     return None if _number(value, False) and value > 0 else "expected a finite number > 0"
+
+
+def up_to(high: float) -> Rule:
+    """A rule: a finite number in (0, high]."""
+
+    def rule(value: Any) -> str | None:
+        ok = _number(value, False) and 0 < value <= high
+        return None if ok else f"expected a finite number in (0, {high:g}]"
+
+    return rule
 
 
 def fraction(value: Any) -> str | None:
@@ -109,22 +126,22 @@ def directory_path(value: Any) -> str | None:
 RANGES: dict[str, Rule] = {
     "runs_root": directory_path,
     "num_envs": between(1, MAX_NUM_ENVS),
-    "seed": at_least(0),
+    "seed": between(0, MAX_SEED),
     "eval_num_envs": between(0, MAX_NUM_ENVS),
     "select_num_envs": between(1, MAX_NUM_ENVS),
     "backend": one_of("cpu", "warp"),
     "resume": bool_or_path,
-    "agent.max_iterations": at_least(1),
+    "agent.max_iterations": between(1, MAX_ITERATIONS),
     "agent.save_interval": at_least(1),
     "agent.num_steps_per_env": between(1, MAX_ROLLOUT_STEPS),
     "agent.n_steps": between(1, MAX_ROLLOUT_STEPS),
     "agent.batch_size": between(1, MAX_BATCH),
     "agent.n_epochs": between(1, 10_000),
     "agent.steps_per_iteration": between(1, MAX_ROLLOUT_STEPS),
-    "agent.init_std": positive,
+    "agent.init_std": up_to(MAX_INIT_STD),
     "agent.library": one_of("rsl_rl", "sb3", "rl_games"),
     # anywhere under agent. (rl-games nests them under config.)
-    "learning_rate": positive,
+    "learning_rate": up_to(MAX_LEARNING_RATE),
     "gamma": fraction,
     "horizon_length": between(1, MAX_ROLLOUT_STEPS),
     "minibatch_size": between(1, MAX_BATCH),

@@ -9,7 +9,6 @@ torchrun sets RANK, LOCAL_RANK and WORLD_SIZE; without them a run is single-proc
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +28,11 @@ class ProcessInfo:
 
 
 def process_info() -> ProcessInfo:
-    """This process's rank, local rank and world size (torchrun's environment)."""
-    return ProcessInfo(
-        int(os.getenv("RANK", "0")),
-        int(os.getenv("LOCAL_RANK", "0")),
-        int(os.getenv("WORLD_SIZE", "1")),
-    )
+    """This process's rank, local rank and world size (torchrun's environment, checked:
+    ArgumentError naming a bad variable)."""
+    from orbitlab.cli.environment import distributed_ranks
+
+    return ProcessInfo(*distributed_ranks())
 
 
 def init(info: ProcessInfo, device: str | None) -> str | None:

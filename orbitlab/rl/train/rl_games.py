@@ -7,6 +7,11 @@ episode statistics through `IsaacAlgoObserver`). Resuming loads the weights,
 normalizers, optimizer and epoch counters of a checkpoint; the worlds restart from a
 reset, so unlike rsl-rl and sb3 runs a resumed rl-games run does not repeat the
 uninterrupted one bit for bit.
+
+rl-games writes its checkpoints itself (`A2CAgent.save`, a plain `torch.save` in place);
+`AtomicA2CAgent` overrides that public method, registered through rl-games' public
+`Runner.algo_factory`, so that each `.pth` is written under a temporary name and renamed
+into place: a run killed mid-write never leaves a torn checkpoint for a resume.
 """
 
 from __future__ import annotations
@@ -17,15 +22,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
+from rl_games.algos_torch.a2c_continuous import A2CAgent
 from rl_games.common.algo_observer import IsaacAlgoObserver
 from rl_games.torch_runner import Runner
 
-from orbitlab.rl.checkpoints import require_trust
+from orbitlab.rl.checkpoints import require_trust, save_torch_checkpoint
 from orbitlab.rl.rl_games import RlGamesVecEnvWrapper, register_rl_games_env
 from orbitlab.rl.train.common import TrainResult, TrainSettings, find_resume_checkpoint
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
+
+class AtomicA2CAgent(A2CAgent):
+    """rl-games' continuous PPO agent, its checkpoints written atomically."""
+
+    def save(self, fn: str) -> None:
+        """rl-games' `save` (`<fn>.pth`: the full state weights), through
+        `save_torch_checkpoint` instead of an in-place `torch.save`."""
+        save_torch_checkpoint(self.get_full_state_weights(), f"{fn}.pth")
+
+
+def atomic_runner() -> Runner:
+    """An rl-games `Runner` (with orbitlab's episode statistics observer) whose continuous
+    PPO agent writes its checkpoints atomically."""
+    runner = Runner(IsaacAlgoObserver())
+    runner.algo_factory.register_builder("a2c_continuous", lambda **kw: AtomicA2CAgent(**kw))
+    return runner
 
 
 def params_for(agent: dict[str, Any], settings: TrainSettings, device: str) -> dict[str, Any]:
@@ -71,7 +94,7 @@ def train(settings: TrainSettings) -> TrainResult:
     device = str(env.device)
     register_rl_games_env(lambda **_: env)
     params = params_for(settings.agent, settings, device)
-    runner = Runner(IsaacAlgoObserver())
+    runner = atomic_runner()
     runner.load({"params": params})
     start_frames = 0
     if settings.resume_from is not None:

@@ -2,14 +2,17 @@
 
 An iteration is `steps_per_iteration` env steps of every world (PPO: its `n_steps`
 rollout, then the update). Checkpoints `model_<iteration>.zip` (with `model_<iteration>.json`: the
-curriculum's progress; off-policy algorithms also `replay_buffer.pkl`) end each segment of `save_interval` iterations; one written
-on Ctrl-C is named `model_<iteration>_interrupted.zip`.
+curriculum's progress; off-policy algorithms also `replay_buffer.pkl`) end each segment of
+`save_interval` iterations; one written on Ctrl-C is named `model_<iteration>_interrupted.zip`.
+Each file is written under a temporary name and renamed into place (`save`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +25,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from orbitlab.jsonio import write_json
 from orbitlab.rl.checkpoints import require_trust
+from orbitlab.rl.exporters.files import temp_path
 from orbitlab.rl.progress import RunClock
 from orbitlab.rl.sb3 import Sb3VecEnvWrapper
 from orbitlab.rl.train.common import (
@@ -206,16 +210,25 @@ def train(settings: TrainSettings) -> TrainResult:
 
 
 def save(model: BaseAlgorithm, checkpoint: Path) -> None:
-    """The model (and an off-policy replay buffer) beside it; SB3 writes the zip itself,
-    so a temporary name and a rename make it atomic."""
-    tmp = checkpoint.with_name(checkpoint.stem + ".tmp.zip")
-    model.save(tmp)
-    tmp.replace(checkpoint)
+    """The model (and an off-policy replay buffer) beside it, each atomically: SB3 writes
+    to a temporary sibling (`temp_path`, a dot name that no `model_*.zip` pattern
+    matches), which is then renamed into place. A run killed mid-write leaves the previous
+    files and no torn one under a final name."""
+    _atomic(model.save, checkpoint)
     if isinstance(model, OffPolicyAlgorithm):
-        buffer = checkpoint.parent / REPLAY_BUFFER
-        tmp_buffer = buffer.with_name(buffer.stem + ".tmp.pkl")
-        model.save_replay_buffer(tmp_buffer)
-        tmp_buffer.replace(buffer)
+        _atomic(model.save_replay_buffer, checkpoint.parent / REPLAY_BUFFER)
+
+
+def _atomic(write: Callable[[Path], object], final: Path) -> None:
+    """`write(temporary sibling)`, then os.replace onto `final`; the temporary file is
+    removed when the write fails."""
+    tmp = temp_path(final)
+    try:
+        write(tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _iteration_of(path: Path) -> int:
