@@ -69,6 +69,8 @@ ENV_FIELDS = ("decimation", "episode_length_s")
 """Env config fields settable from the command line (`env.<field>=...`)."""
 SCENE_FIELDS = ("timestep_s", "integrator", "nthread", "torch_threads")
 """Scene fields settable from the command line (`env.scene.<field>=...`)."""
+ORBIT_FIELDS = ("coupling",)
+"""Orbit-layer fields settable from the command line (`env.scene.orbit.<field>=...`)."""
 FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     "decimation": (
         lambda v: 1 <= v <= limits.MAX_DECIMATION,
@@ -94,8 +96,12 @@ FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
 """What each settable numeric env/scene field allows beyond its type."""
 INTEGRATOR_NAMES = ("RK4", "Euler", "implicit", "implicitfast")
 """MuJoCo integrators by their MJCF names (`orbitlab.sim.spec.INTEGRATORS`, without MuJoCo)."""
-FIELD_CHOICES: dict[str, tuple[str, ...]] = {"integrator": INTEGRATOR_NAMES}
-"""The values each settable text env/scene field allows (null: the scene's default)."""
+COUPLINGS = ("stage", "held")
+"""Orbit-layer couplings (`orbitlab.sim.orbit_layer.OrbitLayerCfg.coupling`)."""
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {"integrator": INTEGRATOR_NAMES, "coupling": COUPLINGS}
+"""The values each settable text env/scene field allows."""
+NULLABLE_CHOICES = frozenset({"integrator"})
+"""Text fields that also take null (the scene's default)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -309,6 +315,7 @@ def env_defaults(cfg: ManagerBasedRLEnvCfg) -> dict[str, Any]:
     as a nested dict, the shape `env.<...>=value` overrides take."""
     values: dict[str, Any] = {name: getattr(cfg, name) for name in ENV_FIELDS}
     values["scene"] = {name: getattr(cfg.scene, name) for name in SCENE_FIELDS}
+    values["scene"]["orbit"] = {name: getattr(cfg.scene.orbit, name) for name in ORBIT_FIELDS}
     values["rewards"] = {name: {"weight": term.weight} for name, term in cfg.rewards.items()}
     return values
 
@@ -319,7 +326,13 @@ def apply_env_overrides(cfg: ManagerBasedRLEnvCfg, overrides: Mapping[str, Any])
     for name, value in overrides.items():
         if name == "scene" and isinstance(value, Mapping):
             for scene_key, scene_value in value.items():
-                _set(cfg.scene, f"env.scene.{scene_key}", scene_key, scene_value, SCENE_FIELDS)
+                if scene_key == "orbit" and isinstance(scene_value, Mapping):
+                    for orbit_key, orbit_value in scene_value.items():
+                        path = f"env.scene.orbit.{orbit_key}"
+                        _set(cfg.scene.orbit, path, orbit_key, orbit_value, ORBIT_FIELDS)
+                else:
+                    path = f"env.scene.{scene_key}"
+                    _set(cfg.scene, path, scene_key, scene_value, SCENE_FIELDS)
         elif name == "rewards" and isinstance(value, Mapping):
             for term, params in value.items():
                 if term not in cfg.rewards:
@@ -338,11 +351,10 @@ def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]
     if name not in allowed:
         raise ArgumentError(f"{path}: not settable (settable: {', '.join(allowed)})")
     if name in FIELD_CHOICES:
-        if value is not None and value not in FIELD_CHOICES[name]:
-            raise ArgumentError(
-                f"{path}={value!r} is invalid: must be one of {', '.join(FIELD_CHOICES[name])} "
-                "or null"
-            )
+        nullable = name in NULLABLE_CHOICES
+        if not (value in FIELD_CHOICES[name] or (nullable and value is None)):
+            allowed = ", ".join(FIELD_CHOICES[name]) + (" or null" if nullable else "")
+            raise ArgumentError(f"{path}={value!r} is invalid: must be one of {allowed}")
         setattr(target, name, value)
         return
     current = getattr(target, name)
@@ -436,8 +448,12 @@ def make_env(task: str, num_envs: int, **options: Any) -> ManagerBasedRLEnv:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
     cfg = make_env_cfg(task, num_envs, **options)
-    numeric = {*ENV_FIELDS, *(f"scene.{name}" for name in SCENE_FIELDS)}
-    overrides = {k: v for k, v in _flat(options.get("env") or {}).items() if k in numeric}
+    settable = {
+        *ENV_FIELDS,
+        *(f"scene.{name}" for name in SCENE_FIELDS),
+        *(f"scene.orbit.{name}" for name in ORBIT_FIELDS),
+    }
+    overrides = {k: v for k, v in _flat(options.get("env") or {}).items() if k in settable}
     try:
         env = ManagerBasedRLEnv(cfg)
     except (ValueError, OverflowError) as error:

@@ -88,3 +88,17 @@ def test_integrator_is_settable_and_names_match_mujocos():
     assert make_env_cfg("Pointing", 1).scene.integrator is None  # RK4 by default
     cfg = make_env_cfg("Pointing", 1, env={"scene": {"integrator": "Euler"}})
     assert cfg.scene.integrator == "Euler"
+
+
+def test_coupling_is_settable_and_only_to_a_known_coupling():
+    from orbitlab.registry import COUPLINGS
+    from orbitlab.sim.orbit_layer import OrbitLayerCfg
+
+    assert make_env_cfg("Pointing", 1).scene.orbit.coupling == OrbitLayerCfg().coupling == "stage"
+    cfg = make_env_cfg("Pointing", 1, env={"scene": {"orbit": {"coupling": "held"}}})
+    assert cfg.scene.orbit.coupling == "held" and set(COUPLINGS) == {"stage", "held"}
+    for bad in ("fast", None, 1):
+        with pytest.raises(ArgumentError, match=r"env\.scene\.orbit\.coupling=.*stage, held$"):
+            make_env_cfg("Pointing", 1, env={"scene": {"orbit": {"coupling": bad}}})
+    with pytest.raises(ArgumentError, match=r"env\.scene\.orbit\.timestep_s: not settable"):
+        make_env_cfg("Pointing", 1, env={"scene": {"orbit": {"timestep_s": 1.0}}})

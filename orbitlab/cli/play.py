@@ -22,9 +22,11 @@ dt, e.g. N m s for wheels) and the unweighted reward terms at the episode's end
 `orbitlab.envs.evaluate`.
 
 Visualisation of world `world` (default 0), recorded during the same rollout:
-* video=PATH.mp4: MuJoCo's offscreen renderer, one frame per env step, with the Hill
-  (LVLH) axes, nadir and Sun arrows around the spacecraft (needs an OpenGL context:
-  EGL/OSMesa headless, and `pip install 'orbitlab-sim[viz]'` for imageio-ffmpeg);
+* video=PATH.mp4: MuJoCo's offscreen renderer, one frame per env step: a camera that
+  keeps the spacecraft in frame, lit by the Sun, Earth below, with the Hill (LVLH) axes,
+  nadir and Sun arrows (`orbitlab.viz.camera`; needs an OpenGL context: EGL/OSMesa
+  headless, and `pip install 'orbitlab-sim[viz]'` for imageio-ffmpeg); video_worlds=N
+  films worlds world .. world+N-1 side by side in a grid;
 * plots=DIR: PNG plots (position in the Hill frame or orbit, body rates / error terms,
   actuator usage, reward terms; matplotlib);
 * viewer=true: MuJoCo's interactive viewer with a display, else a viser browser viewer
@@ -76,6 +78,7 @@ ARGS = {
     "plots": Arg("", optional(output_dir)),
     "viewer": Arg("false", boolean),
     "world": Arg("0", integer(min=0)),
+    "video_worlds": Arg("1", integer(min=1, max=16)),
     "port": Arg("8080", integer(min=1, max=65535)),
     "speed": Arg("1", number(min=0.0)),
     "hold": Arg("true", boolean),
@@ -94,6 +97,13 @@ def parse(argv: list[str]) -> dict[str, Any]:
         raise bad(
             "world", str(args["world"]), f"expected a world in [0, num_envs={args['num_envs']})"
         )
+    last = args["world"] + args["video_worlds"] - 1
+    if last >= args["num_envs"]:
+        raise bad(
+            "video_worlds",
+            str(args["video_worlds"]),
+            f"worlds {args['world']}..{last} need num_envs > {last} (num_envs={args['num_envs']})",
+        )
     return args
 
 
@@ -109,17 +119,21 @@ def trained_run(checkpoint: str) -> tuple[str, dict]:
 
 
 def observers_for(args: dict[str, Any], env: ManagerBasedRLEnv):
-    """(recorder, video renderer, live viewer), each None when not asked for; every
-    missing piece (package, GL context) is reported before the rollout starts."""
+    """(recorders, video renderer, live viewer): the recorders of worlds world ..
+    world + video_worlds - 1 (the first for the plots; empty when neither a video nor
+    plots are asked for), the others None when not asked for; every missing piece
+    (package, GL context) is reported before the rollout starts."""
     from orbitlab.viz import VizUnavailable
 
     world = args["world"]
-    recorder = video = viewer = None
+    recorders: list = []
+    video = viewer = None
     try:
         if args["video"] or args["plots"]:
             from orbitlab.viz.recorder import Recorder
 
-            recorder = Recorder(world)
+            count = args["video_worlds"] if args["video"] else 1
+            recorders = [Recorder(world + i) for i in range(count)]
         if args["plots"]:
             from orbitlab.viz.plots import require_matplotlib
 
@@ -137,7 +151,7 @@ def observers_for(args: dict[str, Any], env: ManagerBasedRLEnv):
             )
     except VizUnavailable as error:
         raise UserError(str(error)) from None
-    return recorder, video, viewer
+    return recorders, video, viewer
 
 
 def merged(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -173,9 +187,9 @@ def main(argv: list[str], env: dict[str, Any] | None = None) -> None:
         policy = load_policy(
             env, args["checkpoint"], run_cfg, trust_checkpoint=args["trust_checkpoint"]
         )
-    recorder, video, viewer = observers_for(args, env)
+    recorders, video, viewer = observers_for(args, env)
     progress = rollout_progress(f"{args['task']} [{args['agent']}]", env, args["max_steps"] or None)
-    observers = [o for o in (recorder, viewer, progress) if o is not None]
+    observers = [*recorders, *(o for o in (viewer, progress) if o is not None)]
     try:
         score = rollout(
             env,
@@ -197,13 +211,19 @@ def main(argv: list[str], env: dict[str, Any] | None = None) -> None:
     if args["plots"]:
         from orbitlab.viz.plots import save_plots
 
-        outputs["plots"] = [str(p) for p in save_plots(recorder.recording(), args["plots"])]
+        outputs["plots"] = [str(p) for p in save_plots(recorders[0].recording(), args["plots"])]
         print(f"plots: {', '.join(outputs['plots'])}")
     if video is not None:
-        frames = video.write(recorder.recording(), args["video"])
+        recordings = [r.recording() for r in recorders]
+        if len(recordings) == 1:
+            frames = video.write(recordings[0], args["video"])
+            shown = f"world {args['world']}"
+        else:
+            frames = video.write_grid(recordings, args["video"])
+            shown = f"worlds {args['world']}..{args['world'] + len(recordings) - 1}"
         video.close()
         outputs["video"], outputs["video_frames"] = str(args["video"]), frames
-        print(f"video: {args['video']} ({frames} frames of world {args['world']})")
+        print(f"video: {args['video']} ({frames} frames of {shown})")
     if args["json"]:
         write_json(
             args["json"],

@@ -38,7 +38,14 @@ from orbitlab.limits import (
     MAX_SEED,
     episode_problem,
 )
-from orbitlab.registry import ENV_FIELDS, FIELD_CHOICES, FIELD_RANGES, SCENE_FIELDS
+from orbitlab.registry import (
+    ENV_FIELDS,
+    FIELD_CHOICES,
+    FIELD_RANGES,
+    NULLABLE_CHOICES,
+    ORBIT_FIELDS,
+    SCENE_FIELDS,
+)
 
 Rule = Callable[[Any], str | None]
 """A range rule: None if the value is allowed, else what is allowed."""
@@ -169,15 +176,14 @@ RANGES.update(
 
 
 def _choice_rule(name: str) -> Rule:
-    """A rule from `orbitlab.registry.FIELD_CHOICES`: one of the names, or null."""
-    choices = FIELD_CHOICES[name]
+    """A rule from `orbitlab.registry.FIELD_CHOICES`: one of the names (or null where
+    `NULLABLE_CHOICES` allows it)."""
+    choices, nullable = FIELD_CHOICES[name], name in NULLABLE_CHOICES
+    allowed = ", ".join(choices) + (" or null" if nullable else "")
 
     def rule(value: Any) -> str | None:
-        return (
-            None
-            if value is None or value in choices
-            else f"must be one of {', '.join(choices)} or null"
-        )
+        ok = value in choices or (nullable and value is None)
+        return None if ok else f"must be one of {allowed}"
 
     return rule
 
@@ -185,6 +191,7 @@ def _choice_rule(name: str) -> Rule:
 RANGES.update(
     {f"env.scene.{name}": _choice_rule(name) for name in SCENE_FIELDS if name in FIELD_CHOICES}
 )
+RANGES.update({f"env.scene.orbit.{name}": _choice_rule(name) for name in ORBIT_FIELDS})
 
 UNTYPED = {"resume"}
 """Keys whose default's type does not say what is allowed (their range rule does)."""
