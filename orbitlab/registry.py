@@ -123,6 +123,10 @@ class TaskSpec:
     """The success criterion, one line with units."""
     summary: str = ""
     """What the task is, one line."""
+    status: Callable[..., Any] | None = None
+    """env -> `orbitlab.demos.status.TaskReading`: what the recorder's status line shows
+    about the goal (distance and closing speed, or an attitude / rate error); a
+    `LazyFactory` keeps the registration light. None: time, device and counts only."""
 
     @property
     def gym_id(self) -> str:

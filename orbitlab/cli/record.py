@@ -8,7 +8,16 @@ Arguments (key=value): task, device (keyboard | keyboard-window | gamepad | spac
 scripted), out (HDF5 path), num_demos (demos to keep), rate_hz (env steps per second of
 wall time; 0: as fast as possible), keep (success | all), seed, script (a .npy (T, 6) command
 file for the scripted device, looped), max_steps (end an episode after this many env
-steps; 0: the task's limit), backend.
+steps; 0: the task's limit), backend, status (true | false | auto: the operator's status
+line; auto: on a terminal, or with a person at the device), viewer (true: watch the world
+live, MuJoCo's window with a display, else a viser browser viewer; false by default).
+
+While recording, a status line shows the episode time, the distance to the goal and the
+closing speed (Docking: probe tip to port; Formation: the worst follower to its slot) or
+the attitude / rate error (Detumble, Pointing), the device, the demos saved / requested
+and the steps of the demo in progress (`orbitlab.demos.status`): rewritten in place at
+most 10 times a second on a terminal, else one line a second; with viewer=true also as a
+text overlay in the viewer.
 
 The device's 6-DOF command [fx fy fz tx ty tz] in [-1, 1] maps to the task's actions by
 `orbitlab.demos.teleop.TeleopMapping`: a thruster-wrench action takes all six (Docking);
@@ -34,8 +43,10 @@ import numpy as np
 
 from orbitlab.cli import (
     Arg,
+    ArgumentError,
     UserError,
     bad,
+    boolean,
     choice,
     existing_file,
     integer,
@@ -49,6 +60,17 @@ from orbitlab.devices import DEVICES
 from orbitlab.limits import MAX_RATE_HZ, MAX_SEED, MAX_STEPS, MIN_RATE_HZ
 from orbitlab_tasks import task_arg
 
+
+def auto_boolean(key: str, value: str) -> bool | None:
+    """true / false (also 1/0, yes/no, on/off), or auto (None: decided at run time)."""
+    if value.strip().lower() == "auto":
+        return None
+    try:
+        return boolean(key, value)
+    except ArgumentError:
+        raise bad(key, value, "expected true, false or auto") from None
+
+
 ARGS = {
     "task": Arg("Docking", task_arg),
     "device": Arg("keyboard", choice(*DEVICES)),
@@ -60,8 +82,18 @@ ARGS = {
     "script": Arg("", optional(existing_file)),
     "max_steps": Arg("0", integer(min=0, max=MAX_STEPS)),
     "backend": Arg("cpu", choice("cpu", "warp")),
+    "status": Arg("auto", auto_boolean),
+    "viewer": Arg("false", boolean),
 }
 """The key=value arguments (orbitlab.cli), all checked before any file is opened."""
+
+
+def show_status(args: dict[str, Any], stream=None) -> bool:
+    """status=auto: on when `stream` (stderr) is a terminal or a person flies the device."""
+    if args["status"] is not None:
+        return args["status"]
+    stream = stream if stream is not None else sys.stderr
+    return args["device"] != "scripted" or bool(getattr(stream, "isatty", lambda: False)())
 
 
 def load_script(path: Path) -> np.ndarray:
@@ -104,6 +136,7 @@ def main(argv: list[str]) -> None:
     args = parse(argv)
     from orbitlab.demos.hdf5 import DemoFileError, DemoWriter, partial_path
     from orbitlab.demos.record import env_args, make_cfg, make_env, record
+    from orbitlab.demos.status import StatusLine, task_status_fn
     from orbitlab.demos.teleop import TeleopMapping
     from orbitlab.devices import ScriptedCfg, make_device
 
@@ -119,6 +152,20 @@ def main(argv: list[str]) -> None:
     ]
     print(f"{described['env_name']}: action mapping\n{TeleopMapping(env).describe()}")
     print(device.help_text() if hasattr(device, "help_text") else "")
+    try:
+        viewer = open_viewer(env) if args["viewer"] else None
+    except BaseException:
+        device.close()  # the terminal keyboard restores the terminal
+        raise
+    status = None
+    if show_status(args):
+        status = StatusLine(
+            env,
+            task_status_fn(args["task"]),
+            args["device"],
+            args["num_demos"],
+            overlay=viewer.set_status if viewer is not None else None,
+        )
     print(f"recording to {partial_path(args['out'])} (renamed to {args['out']} at the end)")
     writer = DemoWriter(args["out"], described)
     try:
@@ -132,6 +179,8 @@ def main(argv: list[str]) -> None:
                 keep=args["keep"],
                 max_steps=args["max_steps"],
                 seed=seed,
+                status=status,
+                viewer=viewer,
             )
     except DemoFileError as error:
         raise UserError(
@@ -139,11 +188,26 @@ def main(argv: list[str]) -> None:
         ) from None
     finally:
         device.close()
+        if viewer is not None:
+            viewer.close()
     where = writer.saved_to or f"{args['out']} (left as it was: no demo kept)"
     print(
         f"{where}: {stats.kept} demos kept, {stats.discarded} discarded, "
         f"{stats.successes}/{stats.episodes} episodes successful"
     )
+
+
+def open_viewer(env):
+    """The live viewer of world 0 (paced by rate_hz, closed with the session); UserError
+    when none can be opened (no display and no viser)."""
+    from orbitlab.viz import VizUnavailable
+    from orbitlab.viz.viewer import ViewerCfg
+    from orbitlab.viz.viewer import open_viewer as open_live
+
+    try:
+        return open_live(env, ViewerCfg(world=0, speed=0.0, hold=False))
+    except VizUnavailable as error:
+        raise UserError(str(error)) from None
 
 
 if __name__ == "__main__":

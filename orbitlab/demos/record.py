@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from orbitlab.demos.hdf5 import DemoWriter, EpisodeBuffer
+from orbitlab.demos.status import StatusLine
 from orbitlab.demos.teleop import TeleopMapping
 from orbitlab.envs.state import get_state
 from orbitlab.rl.progress import progress_bar
@@ -135,10 +136,11 @@ class RecordStats:
 
 class DemoProgress:
     """A progress bar over the demos kept (tqdm on a terminal, else silent), its postfix the
-    current episode's steps and the episodes so far."""
+    current episode's steps and the episodes so far; none when not `enabled` (a status
+    line shows the same counts)."""
 
-    def __init__(self, num_demos: int):
-        self.bar = progress_bar("recording", num_demos, unit="demo")
+    def __init__(self, num_demos: int, enabled: bool = True):
+        self.bar = progress_bar("recording", num_demos, unit="demo") if enabled else None
 
     def step(self, stats: RecordStats, steps: int) -> None:
         if self.bar is not None:
@@ -164,6 +166,8 @@ def record(
     seed: int = 0,
     log: Callable[[str], None] = print,
     should_stop: Callable[[], bool] | None = None,
+    status: StatusLine | None = None,
+    viewer=None,
 ) -> RecordStats:
     """Teleoperate world 0 of `env` until `num_demos` demos are written.
 
@@ -175,6 +179,11 @@ def record(
             such an episode is not a success.
         seed: `env.reset(seed=seed)` at the start.
         should_stop: optional extra stop condition, polled every loop.
+        status: the operator's status line (`orbitlab.demos.status.StatusLine`: time,
+            goal distance / error, device, demo counts), updated at its own bounded rate;
+            it replaces the progress bar. None: the progress bar alone.
+        viewer: a live viewer (`orbitlab.viz.viewer.open_viewer`) shown world 0 after
+            every env step.
     Buttons: 'pause' (toggled by the device; no env step while paused), 'reset'
     (discard the episode in progress and reset), 'quit' (stop; the episode in progress
     is discarded).
@@ -194,9 +203,18 @@ def record(
     period = 1.0 / rate_hz if rate_hz > 0 else 0.0
     next_tick = time.perf_counter()
     has_success = "success" in env.termination_manager.last
-    bar = DemoProgress(num_demos)
+    bar = DemoProgress(num_demos, enabled=status is None)
+    if status is not None:
+        print_log = log
+
+        def log(text: str) -> None:
+            status.clear()
+            print_log(text)
+
     try:
         while stats.kept < num_demos:
+            if status is not None:
+                status.update(stats.kept, len(episode), paused=device.paused)
             command = device.advance()
             if device.quit_requested or (should_stop is not None and should_stop()):
                 break
@@ -221,6 +239,8 @@ def record(
             action = mapping(command)
             obs_terms = split_obs(obs["policy"], slices)
             obs, reward, terminated, truncated, extras = env.step(action)
+            if viewer is not None:
+                viewer.observe(env, {}, {})
             cut = max_steps > 0 and len(episode) + 1 >= max_steps
             done = bool(terminated[0] or truncated[0]) or cut
             final = extras["final_obs"] if "final_obs" in extras else obs["policy"]
@@ -259,6 +279,10 @@ def record(
             if cut and not (terminated[0] or truncated[0]):
                 obs, _ = env.reset()
             episode = EpisodeBuffer()
+        if status is not None:  # the final counts
+            status.update(stats.kept, len(episode), paused=device.paused, force=True)
     finally:
         bar.close()
+        if status is not None:
+            status.close()
     return stats

@@ -27,6 +27,7 @@ from orbitlab.viz.markers import add_arrows, frame_arrows, load_sample, marker_l
 from orbitlab.viz.recorder import Recorder, Recording
 
 if TYPE_CHECKING:
+    from orbitlab.demos.status import TeleopStatus
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 VISER_INSTALL = "pip install 'orbitlab-sim[viser]'"
@@ -69,6 +70,8 @@ class _LiveViewer:
         self._length: float | None = None
         self.frames = 0
         """Updates shown so far."""
+        self.status: TeleopStatus | None = None
+        """The status shown as a text overlay (`set_status`), if any."""
 
     def observe(
         self,
@@ -102,6 +105,10 @@ class _LiveViewer:
     def show(self, rec: Recording) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def set_status(self, status: TeleopStatus) -> None:
+        """Show a recording session's status (`orbitlab.demos.status`) over the world."""
+        self.status = status
+
     def close(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -124,6 +131,22 @@ class MujocoViewer(_LiveViewer):
             scene.ngeom = 0
             add_arrows(scene, frame_arrows(rec, 0, self._length), 0.03 * self._length)
         self.handle.sync()
+
+    def set_status(self, status: TeleopStatus) -> None:
+        """The status as a text overlay (labels and values, top left of the window)."""
+        from orbitlab.demos.status import overlay_text
+
+        super().set_status(status)
+        if self.handle.is_running():
+            labels, values = overlay_text(status)
+            self.handle.set_texts(
+                (
+                    mujoco.mjtFontScale.mjFONTSCALE_150,
+                    mujoco.mjtGridPos.mjGRID_TOPLEFT,
+                    labels,
+                    values,
+                )
+            )
 
     def close(self) -> None:
         if self.cfg.hold:
@@ -218,6 +241,10 @@ class ViserViewer(_LiveViewer):
                 head_length=0.12 * self._length,
             )
             self._clock.text = f"t = {rec.time_s[0]:.1f} s (world {rec.world})"
+            if self.status is not None:
+                from orbitlab.demos.status import format_status
+
+                self._clock.text = format_status(self.status)
             self._clock.position = tuple(points[0, 0] + np.array([0, 0, self._length]))
 
     def close(self) -> None:

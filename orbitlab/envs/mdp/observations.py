@@ -21,6 +21,7 @@ __all__ = [
     "episode_progress",
     "generated_command",
     "last_action",
+    "range_and_closing_speed",
     "root_ang_vel",
     "root_quat",
     "sensor_value",
@@ -88,3 +89,12 @@ def attitude_error_vec(
 def episode_progress(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Fraction of the episode's time limit elapsed, (N, 1)."""
     return (env.episode_length_buf.float() / env.max_episode_length)[:, None]
+
+
+def range_and_closing_speed(
+    pos: torch.Tensor, vel: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Range |pos| (m) and closing speed -d|pos|/dt = -(pos . vel) / |pos| (m/s, positive
+    while the range shrinks) of relative positions and velocities (..., 3)."""
+    rng = torch.linalg.vector_norm(pos, dim=-1)
+    return rng, -(pos * vel).sum(-1) / rng.clamp_min(1e-6)

@@ -15,6 +15,7 @@ register_task(
         name="Detumble-MTQ",
         env_cfg=LazyFactory(f"{CFG}:mtq_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:mtq_baseline_cfg"),
+        status=LazyFactory(f"{CFG}:teleop_status"),
         success=SUCCESS,
         summary="3U CubeSat detumbles with magnetorquers (baseline: B-dot)",
     )
@@ -25,6 +26,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:rw_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:rw_baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo"},
+        status=LazyFactory(f"{CFG}:teleop_status"),
         success=SUCCESS,
         summary="3U CubeSat detumbles with three reaction wheels (baseline: rate damping)",
     )

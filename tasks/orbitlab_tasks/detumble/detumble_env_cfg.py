@@ -216,3 +216,11 @@ def mtq_baseline_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
 
 def rw_baseline_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
     return _baseline(rw_env_cfg(num_envs), rate_damping_agent)
+
+
+def teleop_status(env: ManagerBasedRLEnv):
+    """The recorder's status line: the body rate |omega|, deg/s (success below 0.5)."""
+    from orbitlab.demos.status import Measure, TaskReading, resolved
+
+    rate = mdp.ang_vel_norm(env, resolved(env, SAT))
+    return TaskReading(errors=(Measure("|omega|", "deg/s", torch.rad2deg(rate)),))

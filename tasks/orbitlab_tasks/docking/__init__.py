@@ -18,6 +18,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_docking"},
+        status=LazyFactory(f"{CFG}:teleop_status"),
         success=SUCCESS,
         summary="chaser with 16 PWM RCS thrusters docks to a target's port from 5-30 m",
     )
@@ -28,6 +29,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:translation_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_docking_translation"},
+        status=LazyFactory(f"{CFG}:teleop_status"),
         success=SUCCESS,
         summary="Docking with the policy on the RCS force only (attitude held by PD)",
     )
@@ -38,6 +40,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:velocity_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_docking_velocity"},
+        status=LazyFactory(f"{CFG}:teleop_status"),
         success=SUCCESS,
         summary="Docking with the policy as approach guidance (a velocity command)",
     )

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, cast
 
+import torch
+
 from orbitlab.agent import (
     AgentGraph,
     AllocationCfg,
@@ -472,3 +474,15 @@ def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     cfg.observations["policy"].terms.pop("last_action")
     cfg.observations["critic"].terms.pop("last_action")
     return cfg
+
+
+def teleop_status(env: ManagerBasedRLEnv):
+    """The recorder's status line: probe tip to port distance (m), its closing speed (m/s,
+    positive while closing) and the probe's misalignment to the port axis (deg), all true
+    values (`mdp.truth_state`, as the rewards and the latch read them)."""
+    from orbitlab.demos.status import Measure, TaskReading, resolved
+
+    state = mdp.truth_state(env, resolved(env, CHASER))
+    distance, closing = core.range_and_closing_speed(state["pos"], state["vel"])
+    axis = Measure("axis", "deg", torch.rad2deg(state["misalignment"]), digits=1)
+    return TaskReading(distance, closing, (axis,))

@@ -26,6 +26,7 @@ import mujoco
 import numpy as np
 import torch
 
+from orbitlab.envs.mdp.observations import range_and_closing_speed
 from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.sensors.rotations import (
     lvlh_rotation,
@@ -384,9 +385,7 @@ def progress(
     """Range rate towards the port, m/s, capped at the glideslope speed for the range (no
     reward for rushing in); its time integral is the range gained."""
     state = truth_state(env, chaser)
-    pos, vel = state["pos"], state["vel"]
-    rng = torch.linalg.vector_norm(pos, dim=-1)
-    closing = -(pos * vel).sum(-1) / rng.clamp_min(1e-6)
+    rng, closing = range_and_closing_speed(state["pos"], state["vel"])
     return torch.minimum(closing, approach_speed_limit(rng, final_mps, max_mps, time_constant_s))
 
 

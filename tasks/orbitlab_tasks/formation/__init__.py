@@ -24,6 +24,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_formation"},
+        status=LazyFactory("orbitlab_tasks.formation.mdp:teleop_status"),
         success=SUCCESS,
         summary="two followers hold slots around a moving leader (baseline: CW-LQR)",
     )
@@ -34,6 +35,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:translation_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_formation_translation"},
+        status=LazyFactory("orbitlab_tasks.formation.mdp:teleop_status"),
         success=SUCCESS,
         summary="Formation with the policy on each follower's force only",
     )
@@ -44,6 +46,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:velocity_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_formation_velocity"},
+        status=LazyFactory("orbitlab_tasks.formation.mdp:teleop_status"),
         success=SUCCESS,
         summary="Formation with the policy giving each follower's slot error rate",
     )

@@ -427,3 +427,23 @@ class WaypointScheduleCfg(CommandTermCfg):
     """((x, y, z) m in Hill axes from the reference point, yaw deg about Hill z), cycled."""
     hold_s: float = geo.WAYPOINT_HOLD_S
     """Time at each waypoint, s (a whole number of env steps)."""
+
+
+# ------------------------------------------------------------------- teleoperation
+
+
+def teleop_status(env: ManagerBasedRLEnv):
+    """The recorder's status line: the worst follower's distance to its slot (m) and its
+    closing speed (m/s, positive while closing), and each follower's distance (true slot
+    state, `true_slot_state`)."""
+    from orbitlab.demos.status import Measure, TaskReading
+    from orbitlab.envs.mdp.observations import range_and_closing_speed
+
+    error, rate = true_slot_state(env)
+    distance, closing = range_and_closing_speed(error, rate)  # (N, followers)
+    worst = distance.argmax(-1, keepdim=True)
+    each = tuple(
+        Measure(name.replace("follower_", "f"), "m", distance[:, i])
+        for i, name in enumerate(geo.FOLLOWERS)
+    )
+    return TaskReading(distance.gather(-1, worst)[:, 0], closing.gather(-1, worst)[:, 0], each)

@@ -14,6 +14,7 @@ register_task(
         env_cfg=LazyFactory(f"{CFG}:env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_pointing"},
+        status=LazyFactory(f"{CFG}:teleop_status"),
         success="attitude error < 0.5 deg and rate < 0.05 deg/s held 10 s",
         summary="6U CubeSat slews 10-90 deg with wheels (baseline: quaternion PD)",
     )

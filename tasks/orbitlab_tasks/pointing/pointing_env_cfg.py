@@ -313,3 +313,17 @@ def baseline_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
     cfg.agent = pd_agent
     cfg.observations["policy"].terms.pop("last_action")
     return cfg
+
+
+def teleop_status(env: ManagerBasedRLEnv):
+    """The recorder's status line: the pointing error (deg) and the body rate |omega|
+    (deg/s) (success: < 0.5 deg and < 0.05 deg/s)."""
+    from orbitlab.demos.status import Measure, TaskReading, resolved
+
+    sat = resolved(env, SAT)
+    return TaskReading(
+        errors=(
+            Measure("pointing", "deg", torch.rad2deg(error_angle(env, sat))),
+            Measure("|omega|", "deg/s", torch.rad2deg(true_rate(env, sat)), digits=3),
+        )
+    )
