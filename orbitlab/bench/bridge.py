@@ -134,8 +134,8 @@ def python_speed_ns(loops: int = 200_000) -> float:
     """This machine's pure-Python speed now: ns per iteration of a fixed loop (best of 3).
 
     The bridge's throughput is Python-bound in both processes, so rows scale with it. On
-    the 2-core reference machine it drifts with its host's load (58-102 ns within one
-    session), which is most of the spread of the rows between runs."""
+    the 2-core reference machine it drifts with its host's load (58-102 ns within a few
+    hours on 2026-11-30), which is most of the spread of the rows between runs."""
     table = {i: i for i in range(64)}
     best = float("inf")
     for _ in range(3):

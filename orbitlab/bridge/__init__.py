@@ -1,7 +1,7 @@
 """External autonomy bridge over ZeroMQ (JSON frames, ROS 2 topic style).
 
 The simulator side (`BridgeServer`) speaks the simulator side of the BSK-ROS2 bridge
-protocol (`shared/spec/bridge_protocol.md`), so the public ROS 2 bridge node can drive an
+protocol (docs/bridge_protocol.md), so the public ROS 2 bridge node can drive an
 orbitlab scene; `Client` is the controller side for Python controllers. See
 the docstrings of `protocol.py` (wire facts) and `server.py` (ticks, pacing, lockstep).
 """

@@ -1,7 +1,7 @@
 """Wire facts of the external bridge (the simulator side of the BSK-ROS2 bridge protocol).
 
-Every message is one ZeroMQ frame holding one JSON object (see
-`shared/spec/bridge_protocol.md`):
+Every message is one ZeroMQ frame holding one JSON object (every message and field:
+docs/bridge_protocol.md):
 
 * telemetry (simulator -> controllers): `namespace`, `msg_type`, `topic_name`, `time` (s),
   `stamp` {sec, nanosec} from simulation time, plus the payload fields lowercased;
