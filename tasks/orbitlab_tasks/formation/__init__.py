@@ -1,19 +1,41 @@
 """Leader-follower formation flying (registered as Formation and two variants); see README.md."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from orbitlab.registry import LazyFactory, TaskSpec, register_task
 
 CFG = "orbitlab_tasks.formation.formation_env_cfg"
 """The configs (imported on first use: `LazyFactory`)."""
-__all__ = ["FollowerBatchEnv", "FormationMultiAgentEnv"]
+if TYPE_CHECKING:
+    from orbitlab_tasks.formation.pettingzoo_env import FormationParallelEnv
+
+__all__ = ["FollowerBatchEnv", "FormationMultiAgentEnv", "parallel_env"]
+_LAZY = {
+    "FollowerBatchEnv": "multi_agent",
+    "FormationMultiAgentEnv": "multi_agent",
+    "FormationParallelEnv": "pettingzoo_env",  # needs the multiagent extra
+}
 
 
 def __getattr__(name: str) -> object:
     """The multi-agent envs, imported on first use (PEP 562; they load torch and MuJoCo)."""
-    if name not in __all__:
+    if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from orbitlab_tasks.formation import multi_agent
+    import importlib
 
-    return getattr(multi_agent, name)
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
+
+def parallel_env(render_mode: str | None = None, **overrides: Any) -> FormationParallelEnv:
+    """One Formation world as a `pettingzoo.ParallelEnv` whose agents are the followers.
+
+    `overrides` set env config fields (e.g. `episode_length_s`, s; `seed`). Needs PettingZoo:
+    without it this raises ImportError naming `pip install 'orbitlab-sim[multiagent]'`."""
+    from orbitlab_tasks.formation.pettingzoo_env import FormationParallelEnv
+
+    return FormationParallelEnv(render_mode=render_mode, **overrides)
 
 
 SUCCESS = "scored by formation error: mean |slot error| over followers and time, m (target 0.10)"
