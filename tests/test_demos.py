@@ -218,3 +218,20 @@ def test_recording_shows_a_progress_bar_over_the_kept_demos(tmp_path, monkeypatc
     assert (bar.desc, bar.total, bar.unit) == ("recording", 2, "demo")
     assert bar.n == 2 and bar.closed
     assert bar.postfix.startswith("episode ") and bar.postfix.endswith(" steps")
+
+
+def test_every_shipped_task_maps_a_device_command_to_its_actions():
+    import torch
+
+    from orbitlab.demos.teleop import TeleopMapping
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab.registry import entry_point, make_env_cfg, tasks
+
+    shipped = [spec for spec in tasks() if entry_point(spec.env_cfg).startswith("orbitlab_tasks.")]
+    assert len(shipped) >= 9
+    for spec in shipped:
+        env = ManagerBasedRLEnv(make_env_cfg(spec.name, 1, variant="play"))
+        mapping = TeleopMapping(env)
+        action = mapping(torch.tensor([0.5, -0.5, 1.0, 0.2, -0.2, 0.1]))
+        assert action.shape == (1, env.action_manager.total_dim), spec.name
+        env.step(action)  # the env takes it

@@ -1,8 +1,8 @@
 """Orbit laws (gravity, environment, propagation) against independent references.
 
-Every reference below is written here, in numpy or mpmath, from the equations of
-/work/shared/spec/forces_and_disturbances.md or from a closed form of orbital
-mechanics; the library is never compared with itself.
+Every reference below is written here, in numpy or mpmath, from the published equations
+of each model (docs/physics.md names them) or from a closed form of orbital mechanics;
+the library is never compared with itself.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ most 10 times a second on a terminal, else one line a second; with viewer=true a
 text overlay in the viewer.
 
 The device's 6-DOF command [fx fy fz tx ty tz] in [-1, 1] maps to the task's actions by
-`orbitlab.demos.teleop.TeleopMapping`: a thruster-wrench action takes all six (Docking);
+`orbitlab.demos.teleop.TeleopMapping`: a thruster-wrench action takes all six (Docking),
+a thruster-force action the force part fx fy fz (Docking-Translation);
 wheel / magnetorquer actions take the rotation part projected on their axes (Detumble-RW,
 Detumble-MTQ: three body-axis elements take tx ty tz). Buttons: pause (no env steps while
 paused), reset (discard the episode in progress), quit. Each kept episode is written and

@@ -54,8 +54,8 @@ class TeleopMapping:
     def _matrix(name: str, term) -> torch.Tensor:
         eye = torch.eye(6, dtype=torch.float64)
         rotation = eye[3:]
-        if isinstance(term, ThrusterWrenchAction):
-            return eye
+        if isinstance(term, ThrusterWrenchAction):  # a wrench (6), or a force only (3)
+            return eye if term.dim == 6 else eye[:3]
         if isinstance(term, GraphInputAction) and term.dim in (3, 6):
             return eye if term.dim == 6 else rotation
         if isinstance(term, ActuatorAction):
