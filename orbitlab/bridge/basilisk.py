@@ -11,12 +11,14 @@ telemetry is what Basilisk itself publishes, under Basilisk's topic names:
   account), nonConservativeAccelpntB_B (m/s^2, body axes: thrust / mass, the last physics
   step) and MRPSwitchCount (times the shortest MRP set switched, i.e. the quaternion's
   scalar part changed sign);
-* `hill_trans_state` (HillRelStateMsgPayload): r_DC_H, v_DC_H (m, m/s): the spacecraft (the
-  deputy) relative to orbitlab's reference orbit (the chief), Hill axes (x radial, y
-  along-track, z orbit normal), the velocity seen in the rotating frame;
-* `hill_rot_state` (AttGuidMsgPayload, R = the Hill frame): sigma_BR (MRP, body relative to
-  Hill), omega_BR_B, omega_RN_B (rad/s, body axes) and domega_RN_B (rad/s^2, body axes, over
-  the last publish interval).
+* `hill_trans_state` (HillRelStateMsgPayload): r_DC_H, v_DC_H (m, m/s): the spacecraft's
+  body origin (the deputy D) relative to an unforced reference orbit (the chief C: gravity
+  only, `orbitlab.bridge.reference`, so no spacecraft's thrust moves it, as in Basilisk), in
+  that reference's Hill axes (x radial, y along-track, z orbit normal), the velocity seen in
+  the rotating frame (frame rate h / r^2 about the orbit normal);
+* `hill_rot_state` (AttGuidMsgPayload, R = the same Hill frame): sigma_BR (MRP, body
+  relative to Hill), omega_BR_B, omega_RN_B (rad/s, body axes) and domega_RN_B (rad/s^2,
+  body axes, over the last publish interval).
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ def spacecraft_payloads(
     *,
     chief_r_m: np.ndarray,
     chief_v_m_s: np.ndarray,
+    reference_r_m: np.ndarray,
+    reference_v_m_s: np.ndarray,
     hill_from_eci: np.ndarray,
     hill_rate_n: np.ndarray,
     pos_m: np.ndarray,
@@ -100,16 +104,21 @@ def spacecraft_payloads(
 ) -> dict[str, dict]:
     """The three Basilisk payloads of one spacecraft (Basilisk's field names).
 
-    pos_m / vel_m_s: body origin relative to the chief (m, m/s, ECI axes); quat: body -> ECI
-    (w, x, y, z); rate_b: body rate (rad/s, body axes); com_b_m: centre of mass in body axes
-    (m); hill_from_eci: rotation ECI -> Hill axes; hill_rate_n: the Hill frame's rate (rad/s,
-    ECI axes); omega_dot_b, hill_rate_dot_n: the rates' derivatives (`RateDifference`).
+    chief_r_m / chief_v_m_s: orbitlab's chief, ECI (m, m/s); reference_r_m / reference_v_m_s:
+    the Hill states' origin, ECI (m, m/s; `reference.ReferenceOrbit`); pos_m / vel_m_s: body
+    origin relative to orbitlab's chief (m, m/s, ECI axes); quat: body -> ECI (w, x, y, z);
+    rate_b: body rate (rad/s, body axes); com_b_m: centre of mass in body axes (m);
+    hill_from_eci: rotation ECI -> the reference's Hill axes; hill_rate_n: that frame's rate
+    (rad/s, ECI axes); omega_dot_b, hill_rate_dot_n: the rates' derivatives
+    (`RateDifference`).
     """
     rbn = quat_to_matrix(quat)
     r_bn = chief_r_m + pos_m
     v_bn = chief_v_m_s + vel_m_s
     com_n = rbn @ com_b_m
     omega_n = rbn @ rate_b
+    r_dc = (chief_r_m - reference_r_m) + pos_m  # the small difference first: no cancellation
+    v_dc = (chief_v_m_s - reference_v_m_s) + vel_m_s
     rbh = hill_from_eci @ rbn
     q_bh = matrix_to_quat(rbh)
     omega_rn_b = rbn.T @ hill_rate_n
@@ -129,8 +138,8 @@ def spacecraft_payloads(
             "MRPSwitchCount": account.switches,
         },
         HILL_TRANS: {
-            "r_DC_H": (hill_from_eci @ pos_m).tolist(),
-            "v_DC_H": (hill_from_eci @ (vel_m_s - np.cross(hill_rate_n, pos_m))).tolist(),
+            "r_DC_H": (hill_from_eci @ r_dc).tolist(),
+            "v_DC_H": (hill_from_eci @ (v_dc - np.cross(hill_rate_n, r_dc))).tolist(),
         },
         HILL_ROT: {
             "sigma_BR": mrp(q_bh).tolist(),

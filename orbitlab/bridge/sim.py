@@ -10,9 +10,11 @@ Both adapters offer the same small interface to the server:
 
 Telemetry per spacecraft (namespace = entity name, or `SceneAdapterCfg.namespaces`'s):
 * Basilisk's `sc_states`, `hill_trans_state` and `hill_rot_state`, every field filled
-  (`basilisk`); the only telemetry in 'ros' mode (`SceneAdapterCfg.basilisk_only`);
+  (`basilisk`; the Hill states relative to an unforced reference orbit, as Basilisk's, see
+  `reference`); the only telemetry in 'ros' mode (`SceneAdapterCfg.basilisk_only`);
 * hub mode also: `hill_states` (HillStatesMsgPayload): r_BH_H (m) and v_BH_H (m/s, rate in
-  the rotating frame) relative to the chief in Hill axes, sigma_BH (MRP) and q_BH (w, x, y,
+  the rotating frame) relative to orbitlab's chief (the frame the scene is simulated in,
+  which the scene's total external force moves) in its Hill axes, sigma_BH (MRP) and q_BH (w, x, y,
   z; rotates body vectors into Hill axes) of the body relative to the Hill frame,
   omega_BH_B (rad/s, body axes); one topic per sensor (OrbitlabSensorMsgPayload: `values`,
   `names`), at the sensor's rate; `<group>_output` per actuator group
@@ -32,7 +34,9 @@ import numpy as np
 
 from orbitlab.bridge import protocol
 from orbitlab.bridge.basilisk import MSG_TYPES, RateDifference, ThrustAccount, spacecraft_payloads
+from orbitlab.bridge.reference import ReferenceOrbit
 from orbitlab.bridge.topics import TopicSpec
+from orbitlab.orbit.frames import hill_frame
 from orbitlab.orbit.rotations import matrix_to_quat, quat_to_matrix
 from orbitlab.orbit.rotations import quat_to_mrp as mrp
 
@@ -99,6 +103,10 @@ class SceneAdapter:
         self._accounts = {n: ThrustAccount(h.mass_kg) for n, h in self.free.items()}
         self._omega_dot = {n: RateDifference() for n in self.free}
         self._hill_rate_dot = RateDifference()
+        orbit = scene.cfg.orbit
+        self.reference = ReferenceOrbit(orbit.central_body, orbit.use_j2)
+        """The unforced origin of the Basilisk Hill states (`orbitlab.bridge.reference`)."""
+        self._start_reference()
         self._thrust_dir = {
             n: g.direction.cpu().numpy() for n, g in self.thrusters.items() if n in self.free
         }
@@ -249,6 +257,14 @@ class SceneAdapter:
             account.reset()
         self._omega_dot = {n: RateDifference() for n in self.free}
         self._hill_rate_dot = RateDifference()
+        self._start_reference()
+
+    def _start_reference(self) -> None:
+        """Start the unforced reference at the world's chief state, now."""
+        view, w = self.scene.view, self.cfg.world
+        R = view.array("R")[w].double().cpu().numpy() * 1e3
+        V = view.array("V")[w].double().cpu().numpy() * 1e3
+        self.reference.reset(R, V, self.time_s)
 
     # -------------------------------------------------------------- telemetry
     def _entity_states(self) -> dict[str, dict[str, dict]]:
@@ -260,7 +276,9 @@ class SceneAdapter:
         R = view.array("R")[w].double().cpu().numpy() * 1e3
         V = view.array("V")[w].double().cpu().numpy() * 1e3
         C, omega_h = (np.asarray(x[w].cpu().numpy(), dtype=float) for x in view.hill())
-        hill_rate_dot = self._hill_rate_dot(t, omega_h)
+        R_ref, V_ref = self.reference.at(t)
+        C_ref, omega_ref = hill_frame(R_ref, V_ref)
+        hill_rate_dot = self._hill_rate_dot(t, omega_ref)
         states = {}
         for name, h in self.free.items():
             pos, quat = qpos[h.qpos_adr : h.qpos_adr + 3], qpos[h.qpos_adr + 3 : h.qpos_adr + 7]
@@ -268,8 +286,10 @@ class SceneAdapter:
             states[name] = spacecraft_payloads(
                 chief_r_m=R,
                 chief_v_m_s=V,
-                hill_from_eci=C,
-                hill_rate_n=omega_h,
+                reference_r_m=R_ref,
+                reference_v_m_s=V_ref,
+                hill_from_eci=C_ref,
+                hill_rate_n=omega_ref,
                 pos_m=pos,
                 vel_m_s=vel,
                 quat=quat,

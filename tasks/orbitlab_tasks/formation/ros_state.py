@@ -1,10 +1,10 @@
 """Basilisk messages (as the public BSK-ROS2 node publishes them) to the formation's state
 vectors, and a shared plan to and from nav_msgs/Path poses (numpy only, no ROS import).
 
-* follower/leader state (13,): [r_DC_H m, v_DC_H m/s (Hill, relative to the chief: the
-  `hill_trans_state`), q_BH (w, x, y, z; body -> Hill, from `hill_rot_state`'s sigma_BR),
+* follower/leader state (13,): [r_DC_H m, v_DC_H m/s (Hill, relative to the unforced
+  reference orbit, Basilisk's chief: the `hill_trans_state`), q_BH (w, x, y, z; body -> Hill, from `hill_rot_state`'s sigma_BR),
   omega_BN_B rad/s (omega_BR_B + omega_RN_B)];
-* the chief's ECI position and velocity from a spacecraft's `sc_states` and
+* that reference's ECI position and velocity from a spacecraft's `sc_states` and
   `hill_trans_state` (the Hill frame of the spacecraft's own orbit stands in for the chief's
   to compute it: they differ by ~|r_DC| / |r| ~ 1e-6 rad at formation distances);
 * a plan (H + 1, 13) as poses (position, attitude) stamped t + n dt, and back: velocities
