@@ -32,6 +32,7 @@ VERBS = {
     "bench": "throughput benchmarks: mode=physics|env|train|bridge",
     "bridge": "serve a task over the ZeroMQ bridge (key=value options)",
     "list": "the registered tasks, their success criteria and tuned agents",
+    "runs": "report a task's training runs: per seed, median, worst, learning curves",
 }
 """Verb -> one line of `orbitlab --help`."""
 
@@ -73,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         return print_tasks()
     if verb == "bridge":
         return bridge(rest)
+    if verb == "runs":
+        from orbitlab.cli.runs import main as runs_main
+
+        return runs_main(rest)
     return key_value_verb(verb, rest)
 
 

@@ -56,6 +56,7 @@ from orbitlab.envs.evaluate import rollout
 from orbitlab.jsonio import write_json
 from orbitlab.rl.policies import load_policy
 from orbitlab.rl.progress import rollout_progress
+from orbitlab.rl.report import wilson_interval
 from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
 from orbitlab.rl.train.resume import (
@@ -308,6 +309,9 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
             "eval_s": time.perf_counter() - started,
             **(score_dict(score) if score is not None else {}),
         }
+        if score is not None:  # Wilson's 95 % interval over the evaluation's episodes
+            rate, episodes = score.success_rate, score.episodes
+            metrics["success_rate_ci95"] = list(wilson_interval(rate * episodes, episodes))
         write_json(run_dir / "metrics.json", metrics)  # before the export: nothing is lost
         print(
             f"{settings.task}: final policy: "
