@@ -77,6 +77,18 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
 
 
+@pytest.fixture
+def ros_graph(monkeypatch):
+    """`ros_standin`'s rclpy and ROS 2 message packages in sys.modules for the test; returns
+    their graph of publishers and subscriptions (`RosGraph`), matched by DDS's QoS rules."""
+    from ros_standin import RosGraph
+
+    graph = RosGraph()
+    for name, module in graph.modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    return graph
+
+
 TRAIN_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
 
 

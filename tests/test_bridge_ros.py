@@ -2,7 +2,8 @@
 (`bsk_node_standin`: no conflation, an unbounded queue, any frame with `sim_time` is a clock
 frame, unknown types never confirmed): first-request handshake, the clock reset before any
 clock frame, `/clock` at the pacing factor, flow control, lockstep over a subset of topics
-without duplicate stamps, and the formation scene's Basilisk topics and namespaces."""
+without duplicate stamps, lockstep's start rule (a controller that misses the first states
+cannot freeze a start), and the formation scene's Basilisk topics and namespaces."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
+from typing import Self
 
 import pytest
 
@@ -247,3 +249,143 @@ def test_a_lockstep_topic_that_is_no_input_is_refused_by_its_ros_name():
             )
     finally:
         node.close()
+
+
+class LateController:
+    """Answers every state on each namespace's `sc_states` with a `cmd_force` command, from
+    the `first[ns]`-th state the node published on (counting from 0) on: a controller whose
+    subscription came up after the first states were published never sees them."""
+
+    def __init__(self, node: NodeStandIn, first: dict[str, int]):
+        self.node, self.first = node, first
+        self.seen = dict.fromkeys(first, 0)
+        self.answering = True
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.001):
+            for ns, first in self.first.items():
+                states = self.node.published.get(f"/{ns}/bsk/out/sc_states", [])
+                count = len(states)
+                for i in range(self.seen[ns], count):
+                    if i >= first and self.answering:
+                        force = [0.1, 0.0, 0.0]
+                        self.node.send(ns, "CmdForceBodyMsgPayload", forcerequestbody=force)
+                self.seen[ns] = count
+
+
+LOCKSTEP_BOTH = ("sc0/cmd_force", "sc1/cmd_force")
+
+
+def _stamps(node: NodeStandIn, ns: str) -> list[float]:
+    return [m["time"] for m in list(node.published.get(f"/{ns}/bsk/out/sc_states", []))]
+
+
+def test_a_lockstep_start_does_not_freeze_when_a_controller_misses_the_first_states():
+    """sc1's controller ignores the first 3 states (its subscription came up late): the state
+    at the clock reset (t = 0), the free step's (0.1 s) and one released tick's; the start
+    rule releases the ticks after the second and third (a new state each, no duplicate
+    stamp), then lockstep is strict again: 10 s of simulated time, no step without commands."""
+    node = NodeStandIn()
+    sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
+    release_s = 0.2
+    with (
+        ros_bridge(
+            node,
+            sim,
+            accel=0.0,
+            rate_hz=10.0,
+            lockstep=True,
+            lockstep_topics=LOCKSTEP_BOTH,
+            lockstep_start_release_s=release_s,
+        ) as server,
+        LateController(node, {"sc0": 0, "sc1": 3}) as controller,
+    ):
+        wait_until(lambda: sim.time_s >= 10.0 - 1e-9, 15.0)
+        controller.answering = False
+        time.sleep(0.1)  # answers in flight land
+        ticks = server.stats.ticks
+        time.sleep(3 * release_s)  # strict again: no command, no step
+        assert server.stats.ticks - ticks <= 1
+        released = server.stats.lockstep_released
+    # 2 for the missed states; one more only if an answer took longer than release_s
+    assert 2 <= released <= 3, (released, _stamps(node, "sc1")[:6])
+    for ns in ("sc0", "sc1"):
+        stamps = _stamps(node, ns)
+        assert len(stamps) == len(set(stamps)) and stamps == sorted(stamps)
+        assert stamps[-1] >= 10.0 - 1e-9, stamps[:6]
+    assert sim.wrench[1, 0] == pytest.approx(0.1)
+
+
+def test_without_the_start_rule_a_controller_that_missed_the_first_state_freezes_the_start():
+    """The defect the start rule removes: released never (inf), the simulation waits at the
+    free step's state (t = 0.1 s) for a command that cannot come."""
+    node = NodeStandIn()
+    sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
+    with (
+        ros_bridge(
+            node,
+            sim,
+            accel=0.0,
+            rate_hz=10.0,
+            lockstep=True,
+            lockstep_topics=LOCKSTEP_BOTH,
+            lockstep_start_release_s=float("inf"),
+        ) as server,
+        LateController(node, {"sc0": 0, "sc1": 2}),
+    ):
+        wait_until(lambda: len(_stamps(node, "sc1")) >= 1)
+        time.sleep(1.0)
+        assert server.stats.ticks == 1 and server.stats.lockstep_released == 0
+        assert sim.time_s == pytest.approx(0.1)
+
+
+def test_twenty_fresh_lockstep_starts_with_a_late_controller_all_reach_10_s():
+    """20 fresh starts (server, node, a controller that misses sc1's first 3 states): every
+    one reaches 10 s of simulated time."""
+    reached = []
+    for _ in range(20):
+        node = NodeStandIn()
+        sim = StandInSim(StandInCfg(num_spacecraft=2, physics_dt=0.01))
+        with (
+            ros_bridge(
+                node,
+                sim,
+                accel=0.0,
+                rate_hz=10.0,
+                lockstep=True,
+                lockstep_topics=LOCKSTEP_BOTH,
+                lockstep_start_release_s=0.05,
+            ) as server,
+            LateController(node, {"sc0": 0, "sc1": 3}),
+        ):
+            end = time.monotonic() + 10.0
+            while sim.time_s < 10.0 - 1e-9 and time.monotonic() < end:
+                time.sleep(0.01)
+            stamps = _stamps(node, "sc1")
+            unique = len(stamps) == len(set(stamps)) and stamps == sorted(stamps)
+            reached.append((round(sim.time_s, 6), server.stats.lockstep_released, unique))
+    assert all(t >= 10.0 and unique for t, _, unique in reached), reached
+    assert all(released >= 2 for _, released, _ in reached), reached  # sc1's 2 missed waits
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), "1", True, None])
+def test_a_bad_start_release_is_refused_in_one_line_naming_it(value):
+    with pytest.raises(ValueError) as error:
+        BridgeServer(
+            StandInSim(StandInCfg()),
+            BridgeCfg(pub_port=0, sub_port=0, heartbeat_port=0, lockstep_start_release_s=value),
+        )
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("lockstep_start_release_s must be a number of wall seconds > 0")
+    assert message.endswith(f"got {value!r}")

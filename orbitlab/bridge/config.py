@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -52,6 +53,12 @@ class BridgeCfg:
     poller (wall s): lower round-trip latency for some CPU."""
     lockstep_republish_s: float = 0.1
     """While waiting in lockstep, re-send the last state this often (wall s), for late joiners."""
+    lockstep_start_release_s: float = 1.0
+    """'ros' mode, lockstep's start rule: until every required topic has had a command (since
+    the start, the link coming up or `BridgeServer.reset`), a tick that has waited this long
+    (wall s) steps with the held commands (zero before any) and publishes a new state, so
+    that a node whose subscription missed the first states gets one; afterwards lockstep
+    waits for every command. Longer than the controllers' first answer; inf: never."""
     require_bridge: bool = False
     """Wait for a heartbeat at start and pause while the link is lost."""
     heartbeat_timeout_s: float = protocol.HEARTBEAT_TIMEOUT_S
@@ -144,6 +151,9 @@ class BridgeStats:
     published: int = 0
     paused_s: float = 0.0
     lockstep_wait_s: float = 0.0
+    lockstep_released: int = 0
+    """Lockstep ticks stepped without every required command by the start rule ('ros' mode,
+    `BridgeCfg.lockstep_start_release_s`)."""
     link_losses: int = 0
     requests_sent: int = 0
     """Topic requests sent (first tries and retries)."""
@@ -160,6 +170,16 @@ class BridgeStats:
     """Other closed client connections (`connections`)."""
     internal_errors: int = 0
     """Frames whose handling raised unexpectedly (a bug): logged, reported, served on."""
+
+
+def check_lockstep(cfg: BridgeCfg) -> None:
+    """Raise ValueError for a bad lockstep timing value of `cfg`."""
+    value = cfg.lockstep_start_release_s
+    if type(value) not in (int, float) or math.isnan(value) or value <= 0:
+        raise ValueError(
+            f"lockstep_start_release_s must be a number of wall seconds > 0 (inf: never "
+            f"release), got {value!r}"
+        )
 
 
 def frame_limits(cfg: BridgeCfg) -> FrameLimits:

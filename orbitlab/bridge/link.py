@@ -1,5 +1,14 @@
 """Whether the bridge server may step: the heartbeat link, flow control toward the public
 ROS 2 node ('ros' mode, `flow`) and lockstep's wait for commands.
+
+Lockstep's start rule ('ros' mode): nothing is re-sent while lockstep waits there (a
+re-sent state would repeat its stamp on the ROS topics), so a node whose subscription came
+up after the first state was published would never answer, and the simulation would wait
+for it forever. Until every required topic has had a command since the start (the server's
+start, the link coming up, `reset`), a tick that has waited `lockstep_start_release_s`
+wall seconds is therefore released: the simulation steps with the held commands (zero
+before any) and publishes a new state, with a new stamp. From the first moment every
+required topic has had a command, lockstep waits for every command again, without limit.
 """
 
 from __future__ import annotations
@@ -24,11 +33,16 @@ class LinkControl:
     """`BridgeServer`'s link, flow control and lockstep readiness (a mixin).
 
     Reads `sim`, `cfg`, `table`, `pub`, `heartbeat`, `_ros`, `_lockstep_keys`; writes
-    `_linked`, `_subscribed`, `_lockstep_free`, `_lockstep_sent_at`, `_clock`,
+    `_linked`, `_subscribed`, `_lockstep_free`, `_lockstep_sent_at`, `_lockstep_started`,
+    `_commanded`, `_lockstep_waiting_since`, `_clock`,
     `_next_housekeeping`, `stats`, `flow` (reset, probes; None without flow control), the
     pacer (re-anchored on link up) and the slots' `owner` (lost clients). Calls `service`,
     `_diagnose`, `_publish_state` and `_republish`.
     """
+
+    _lockstep_started: bool
+    _commanded: set[tuple[str, str]]
+    _lockstep_waiting_since: float | None
 
     def linked(self) -> bool:
         """Whether any controller pinged within the heartbeat timeout."""
@@ -47,6 +61,7 @@ class LinkControl:
                 self.flow.reset()
                 # controllers on /clock timers answer a clock that moves: one step first
                 self._lockstep_free = True
+                self._arm_lockstep_start()  # the node's subscribers may come up late
             elif not self._clock["acked"]:  # a clock reset sent to nobody: again, first
                 self._clock.update(sent=0, last=-float("inf"))
             # not at the end of the state sent now, which this tick's own follows at once
@@ -99,19 +114,27 @@ class LinkControl:
         return required
 
     def _lockstep_ready(self, max_wait_s: float) -> bool:
-        """Wait (at most `max_wait_s`) for every required command topic to be fresh. The
-        last state is re-sent every `lockstep_republish_s` for late joiners, counted across
-        calls, so a short `max_wait_s` cannot starve the re-send."""
+        """Wait (at most `max_wait_s`) for every required command topic to be fresh. Hub
+        mode: the last state is re-sent every `lockstep_republish_s` for late joiners,
+        counted across calls, so a short `max_wait_s` cannot starve the re-send. 'ros' mode:
+        the start rule (the module doc) may release the tick instead."""
         t0 = time.monotonic()
         last_send = self._lockstep_sent_at if self._lockstep_sent_at is not None else t0
+        if self._lockstep_waiting_since is None:
+            self._lockstep_waiting_since = t0
         spin_until = t0 + self.cfg.lockstep_spin_s
         while True:
             required = self.required_topics()
             if required and all(s.fresh for s in required):
                 self.stats.lockstep_wait_s += time.monotonic() - t0
                 self._lockstep_sent_at = None  # a new state follows this step
+                self._lockstep_started = True
                 return True
             now = time.monotonic()
+            if self._start_release(required, now):
+                self.stats.lockstep_wait_s += now - t0
+                self.stats.lockstep_released += 1
+                return True
             if now - t0 >= max_wait_s:
                 self.stats.lockstep_wait_s += now - t0
                 self._lockstep_sent_at = last_send
@@ -124,6 +147,27 @@ class LinkControl:
                     os.sched_yield()  # let ZeroMQ's (SCHED_BATCH) I/O thread move the frames
             else:
                 self.service(min(0.01, max(0.0, max_wait_s - (now - t0))))
+
+    def _arm_lockstep_start(self) -> None:
+        """Begin lockstep's start phase: no topic has had a command yet."""
+        self._lockstep_started = False
+        self._commanded.clear()
+        self._lockstep_waiting_since = None
+
+    def _start_release(self, required: list[CommandSlot], now: float) -> bool:
+        """'ros' mode's start rule: True when this tick, waiting since
+        `_lockstep_waiting_since` (monotonic s), is to step without every required command;
+        ends the start phase once every required topic has had a command."""
+        since = self._lockstep_waiting_since
+        if not self._ros or self._lockstep_started or not self._linked or since is None:
+            return False
+        commanded = self._commanded
+        if required and all(
+            s.fresh or (s.spec.namespace, s.spec.topic) in commanded for s in required
+        ):
+            self._lockstep_started = True
+            return False
+        return now - since >= self.cfg.lockstep_start_release_s
 
     # ------------------------------------------------------------ flow control
     def _flow_ready(self, max_wait_s: float) -> bool:

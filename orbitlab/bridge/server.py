@@ -13,7 +13,8 @@ steps) and then publishes the clock and every due telemetry topic:
 2. without a heartbeat: with `require_bridge` pause here (and re-anchor the pacing clock
    when the link returns); otherwise go on without publishing;
 3. in lockstep: wait until every command topic claimed by a live client (or listed in
-   `lockstep_topics`) has a message newer than the last published state;
+   `lockstep_topics`) has a message newer than the last published state ('ros' mode, until
+   each has had its first command: at most `lockstep_start_release_s`, see `link`);
 4. hand changed commands to the simulation, step, publish.
 
 With `relay_topics`, frames that clients publish on those (non-simulation) topics are
@@ -39,7 +40,7 @@ from typing import Self
 import zmq
 
 from orbitlab.bridge import protocol
-from orbitlab.bridge.config import BridgeCfg, BridgeStats, frame_limits
+from orbitlab.bridge.config import BridgeCfg, BridgeStats, check_lockstep, frame_limits
 from orbitlab.bridge.connections import ConnectionWatch
 from orbitlab.bridge.diagnostics import Diagnostics
 from orbitlab.bridge.flow import FlowWindow
@@ -82,6 +83,7 @@ class BridgeServer(CommandIntake, LinkControl, StatePublisher):
             )
         if c.rate_hz < 0 or c.accel < 0:
             raise ValueError(f"rate_hz and accel must be >= 0, got {c.rate_hz}, {c.accel}")
+        check_lockstep(c)
         self.schema = FrameSchema(frame_limits(c))
         """The command port's frame checks (`schema`)."""
         self._max_bytes = c.max_message_bytes
@@ -131,6 +133,13 @@ class BridgeServer(CommandIntake, LinkControl, StatePublisher):
         """'ros' mode: the node's telemetry SUB is connected and subscribed (XPUB)."""
         self._lockstep_free = False
         """Lockstep: step once without waiting ('ros' mode, after the link comes up)."""
+        self._lockstep_started = False
+        """Lockstep: every required topic has had a command since the start ('ros' mode's
+        start rule no longer releases ticks; `link.LinkControl._start_release`)."""
+        self._commanded: set[tuple[str, str]] = set()
+        """Input topics (namespace, topic) commanded since the start phase began."""
+        self._lockstep_waiting_since: float | None = None
+        """When lockstep began waiting for the current tick's commands, monotonic s."""
         self._clock = {"sent": 0, "last": -float("inf"), "acked": False}
         self._last_frames: list[bytes] = []
         self._telemetry = protocol.TelemetryFrames()
@@ -227,9 +236,11 @@ class BridgeServer(CommandIntake, LinkControl, StatePublisher):
         if self.cfg.lockstep and not self._lockstep_free and not self._lockstep_ready(max_wait_s):
             return False
         self._lockstep_free = False
+        self._lockstep_waiting_since = None
         for slot in self._fresh:
             self.sim.apply(slot.spec.namespace, slot.spec.topic, slot.value)
             slot.fresh = False
+            self._commanded.add((slot.spec.namespace, slot.spec.topic))
         self._fresh.clear()
         self.sim.step(self.nstep)
         self.stats.ticks += 1
@@ -248,6 +259,7 @@ class BridgeServer(CommandIntake, LinkControl, StatePublisher):
         for slot in self.table.inputs.values():
             slot.value, slot.fresh = None, False
         self._fresh.clear()
+        self._arm_lockstep_start()
         for lim in self.table.limiters.values():
             lim.reset()
         if self.claims is not None:

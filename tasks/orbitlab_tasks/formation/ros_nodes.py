@@ -13,6 +13,11 @@ Per node, in its namespace (the demo's leaderSc, followerSc_1, followerSc_2):
   CmdTorqueBodyMsgPayload; body N, N m), the leader also `bsk_mpc/predicted_path`;
 * a 0.2 s timer on the node's clock (`use_sim_time`: the bridge node's `/clock`).
 
+Every subscription and publisher has an explicit QoS profile (`BRIDGE_OUT_QOS`,
+`BRIDGE_IN_QOS`, `PLAN_QOS`) that matches its counterpart's: the public node publishes and
+subscribes best-effort, which a subscription with ROS 2's default (reliable) profile would
+not match.
+
 The laws are orbitlab's (the demo's acados solver cannot be installed here): the leader is
 `bridge_study.LeaderController` (CW-LQR to the waypoint schedule, quaternion PD, its plan
 rolled out over the NMPC horizon), a follower `orbitlab.agent.nmpc.FormationNmpc` with
@@ -21,6 +26,8 @@ and geometry_msgs (ROS 2), imported when a node is made.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +44,44 @@ NAMESPACES = {"leader": "leaderSc", "follower_1": "followerSc_1", "follower_2": 
 PERIOD_S = 0.2
 """Control period (the demo's timer), s of the node's clock."""
 PATH_TOPIC = "bsk_mpc/predicted_path"
+
+
+@dataclass(frozen=True)
+class Qos:
+    """A keep-last QoS profile by its policies' names (rclpy.qos's enum members), so that it
+    can be named without ROS 2 installed; `profile()` builds rclpy's."""
+
+    reliability: str
+    """'BEST_EFFORT' or 'RELIABLE'."""
+    durability: str
+    """'VOLATILE' or 'TRANSIENT_LOCAL'."""
+    depth: int
+    """History depth, messages."""
+
+    def profile(self):
+        """This profile as an rclpy.qos.QoSProfile (KEEP_LAST history)."""
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+        return QoSProfile(
+            reliability=ReliabilityPolicy[self.reliability],
+            durability=DurabilityPolicy[self.durability],
+            history=HistoryPolicy.KEEP_LAST,
+            depth=self.depth,
+        )
+
+
+BRIDGE_OUT_QOS = Qos("BEST_EFFORT", "VOLATILE", 1)
+"""Subscriptions to the public node's telemetry (`bsk/out/...`; `/clock` is rclpy's own, also
+best-effort): the node publishes best-effort, volatile, keep-last 1 (one profile for all its
+topics). A reliable subscription does not match a best-effort publisher and would receive
+nothing; the latest state is all a controller needs."""
+BRIDGE_IN_QOS = Qos("BEST_EFFORT", "VOLATILE", 1)
+"""Command publishers (`bsk/in/cmd_force`, `cmd_torque`): the node subscribes with that same
+best-effort, volatile profile, which a publisher of either reliability matches; best-effort
+and keep-last 1 as the bsk-ros2-mpc demo publishes them (a late command is stale anyway)."""
+PLAN_QOS = Qos("RELIABLE", "VOLATILE", 10)
+"""The leader's plan (`bsk_mpc/predicted_path`, node to node): the demo's profile for it
+(depth 10 with rclpy's defaults: reliable, volatile), so its nodes and these interoperate."""
 
 
 def _fields(msg, names: tuple[str, ...]) -> dict:
@@ -87,12 +132,19 @@ class _Base:
         self.trans: dict | None = None
         self.rot: dict | None = None
         self.t_state = 0.0
+        state_qos, command_qos = BRIDGE_OUT_QOS.profile(), BRIDGE_IN_QOS.profile()
         node.create_subscription(
-            HillRelStateMsgPayload, "bsk/out/hill_trans_state", self._on_trans, 1
+            HillRelStateMsgPayload, "bsk/out/hill_trans_state", self._on_trans, state_qos
         )
-        node.create_subscription(AttGuidMsgPayload, "bsk/out/hill_rot_state", self._on_rot, 1)
-        self.force_pub = node.create_publisher(CmdForceBodyMsgPayload, "bsk/in/cmd_force", 1)
-        self.torque_pub = node.create_publisher(CmdTorqueBodyMsgPayload, "bsk/in/cmd_torque", 1)
+        node.create_subscription(
+            AttGuidMsgPayload, "bsk/out/hill_rot_state", self._on_rot, state_qos
+        )
+        self.force_pub = node.create_publisher(
+            CmdForceBodyMsgPayload, "bsk/in/cmd_force", command_qos
+        )
+        self.torque_pub = node.create_publisher(
+            CmdTorqueBodyMsgPayload, "bsk/in/cmd_torque", command_qos
+        )
         self.updates = 0
 
     def _on_trans(self, msg) -> None:
@@ -124,8 +176,10 @@ class LeaderNode(_Base):
         self._setup(node, period_s)
         self.controller = LeaderController(LeaderCfg(period_s=period_s))
         self.sc: dict | None = None
-        node.create_subscription(SCStatesMsgPayload, "bsk/out/sc_states", self._on_sc, 1)
-        self.path_pub = node.create_publisher(Path, PATH_TOPIC, 10)
+        node.create_subscription(
+            SCStatesMsgPayload, "bsk/out/sc_states", self._on_sc, BRIDGE_OUT_QOS.profile()
+        )
+        self.path_pub = node.create_publisher(Path, PATH_TOPIC, PLAN_QOS.profile())
         node.create_timer(period_s, self.step)
 
     def _on_sc(self, msg) -> None:
@@ -186,13 +240,15 @@ class FollowerNode(_Base):
         self.others: dict[str, np.ndarray] = {}
         self.solve_s: list[float] = []
         self.not_converged = 0
-        node.create_subscription(Path, f"/{leader_ns}/{PATH_TOPIC}", self._on_path, 10)
+        node.create_subscription(
+            Path, f"/{leader_ns}/{PATH_TOPIC}", self._on_path, PLAN_QOS.profile()
+        )
         for ns in other_ns:
             node.create_subscription(
                 HillRelStateMsgPayload,
                 f"/{ns}/bsk/out/hill_trans_state",
                 lambda msg, ns=ns: self.others.__setitem__(ns, np.asarray(msg.r_dc_h, float)),
-                1,
+                BRIDGE_OUT_QOS.profile(),
             )
         node.create_timer(period_s, self.step)
 
