@@ -349,16 +349,23 @@ def apply_env_overrides(cfg: ManagerBasedRLEnvCfg, overrides: Mapping[str, Any])
             _set(cfg, f"env.{name}", name, value, ENV_FIELDS)
 
 
+def _shown(value: Any) -> str:
+    """A value as the command line spells it (null for None)."""
+    return "null" if value is None else repr(value)
+
+
 def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]) -> None:
     """Set one field, its value of the type of the field's current value (an int where an
     int is, a finite number where a float is); ArgumentError naming path, value and type."""
     if name not in allowed:
-        raise ArgumentError(f"{path}: not settable (settable: {', '.join(allowed)})")
+        raise ArgumentError(
+            f"{path}={_shown(value)}: not settable (settable: {', '.join(allowed)})"
+        )
     if name in FIELD_CHOICES:
         nullable = name in NULLABLE_CHOICES
         if not (value in FIELD_CHOICES[name] or (nullable and value is None)):
             allowed = ", ".join(FIELD_CHOICES[name]) + (" or null" if nullable else "")
-            raise ArgumentError(f"{path}={value!r} is invalid: must be one of {allowed}")
+            raise ArgumentError(f"{path}={_shown(value)} is invalid: must be one of {allowed}")
         setattr(target, name, value)
         return
     current = getattr(target, name)

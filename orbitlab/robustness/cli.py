@@ -127,8 +127,15 @@ def cases(tmp: Path) -> list[Case]:
         "env.episode_length_s=abc",
         "json=junk.pt/score.json",
         "video=junk.pt/v.mp4",
+        "video_worlds=0",
+        "video_worlds=17",
+        "video_worlds=abc",
+        "env.scene.orbit.coupling=fast",
+        "env.scene.orbit.coupling=null",
+        "env.scene.orbit.nosuch=1",
     ):
         table.append(("play", [item], words_of(item)))
+    table.append(("play", ["num_envs=2", "video=v.mp4", "video_worlds=3"], ["video_worlds", "3"]))
     table.append(("play", ["num_envs"], ["num_envs"]))
     for item in ("task=Nope", "checkpoint=/no/such.pt", "checkpoint=subdir", "nosuchkey=1"):
         table.append(("eval", [item], words_of(item)))
@@ -146,6 +153,8 @@ def cases(tmp: Path) -> list[Case]:
         "out=junk.pt/demos.hdf5",
         "keep=maybe",
         "script=/no/such.npy",
+        "status=maybe",
+        "viewer=maybe",
     ):
         table.append(("record", ["out=new.hdf5", item], words_of(item)))
     table.append(("replay", [], ["file="]))
@@ -172,6 +181,14 @@ def cases(tmp: Path) -> list[Case]:
     ):
         table.append(("bridge", [item], words_of(item)))
     table += [
+        ("runs", ["report", "/no/such/dir"], ["DIR", "/no/such/dir"]),
+        ("runs", ["report", str(tmp), "target=abc"], ["target", "abc"]),
+        ("runs", ["report", str(tmp), "nosuchkey=1"], ["nosuchkey"]),
+        ("runs", ["report", str(tmp)], ["no run below", str(tmp)]),
+        ("runs", ["report"], ["directory of runs"]),
+        ("runs", ["frobnicate"], ["frobnicate"]),
+    ]
+    table += [
         ("demo_tools", ["frobnicate"], ["merge|split|summary"]),
         ("demo_tools", ["merge", "files=/no/a.hdf5", "out=x.hdf5"], ["files", "/no/a.hdf5"]),
         ("demo_tools", ["merge", "files=junk.pt"], ["out="]),
@@ -189,6 +206,7 @@ def cases(tmp: Path) -> list[Case]:
         "task=Nope",
         "agent.max_iterations=-1",
         "num_envs=0",
+        "env.scene.orbit.coupling=fast",
     ):
         argv = [item, f"runs_root={tmp / 'runs'}", f"hydra.run.dir={tmp / 'runs' / 'x'}"]
         table.append(("train", argv, words_of(item)))
