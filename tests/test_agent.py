@@ -109,6 +109,38 @@ def test_period_must_be_whole_multiple_and_inputs_present():
         Double(NodeCfg(inputs={"nope": "x"}), "bad", 1, 0.1)
 
 
+class Passthrough(Node):
+    """Test node: publishes its input tensor itself."""
+
+    input_names = ("x",)
+    output_names = ("y",)
+
+    def compute(self, inputs):
+        return {"y": inputs["x"]}
+
+
+@pytest.mark.parametrize("period_s", [0.0, 0.2])
+def test_held_outputs_are_the_nodes_own_copies(period_s):
+    node = Passthrough(NodeCfg(period_s=period_s), "pass", 2, 0.1)
+    graph = AgentGraph([node], external_inputs=["x"])
+    x = t([[1.0], [2.0]])
+    out = graph.step({"x": x})
+    assert out["y"].tolist() == [[1.0], [2.0]] and out["y"] is not x
+    graph.reset(torch.tensor([1]))  # zeroes the held output of world 1, not the reading
+    assert x.tolist() == [[1.0], [2.0]] and node.held["y"].tolist() == [[1.0], [0.0]]
+
+
+def test_a_missing_input_names_every_key_the_graph_offers():
+    a = Double(NodeCfg(outputs={"y": "mid"}), "a", 1, 0.1)
+    b = Double(NodeCfg(inputs={"x": "mid"}), "b", 1, 0.1)
+    graph = AgentGraph([a, b], external_inputs=["x"])
+    with pytest.raises(KeyError, match=r"node 'a': input 'x' needs key 'x'.*\['z'\]"):
+        graph.step({"z": t([[1.0]])})
+    graph = AgentGraph([b], external_inputs=["mid"])
+    with pytest.raises(KeyError, match=r"needs key 'mid'.*\['w', 'x'\]"):
+        graph.step({"x": t([[1.0]]), "w": t([[2.0]])})
+
+
 def test_graph_validation_errors():
     a = Double(NodeCfg(), "a", 1, 0.1)
     with pytest.raises(ValueError, match="node 'a' input 'x' reads key 'x'"):

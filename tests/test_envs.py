@@ -11,6 +11,7 @@ from orbitlab.envs.gym import OrbitlabVectorEnv
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv, ManagerBasedRLEnvCfg
 from orbitlab.managers import SceneEntityCfg
 from orbitlab.managers.action_manager import ActuatorActionCfg
+from orbitlab.managers.observation_manager import ObservationManager
 from orbitlab.managers.terms import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -172,6 +173,30 @@ def test_observation_history_stacks_oldest_first_and_restarts_at_reset():
     obs, *_ = env.step(torque)  # episode ends (3 steps): history refilled with the new value
     z = torch.tensor(obs["policy"][0, :9].tolist()).reshape(3, 3)[:, 2]
     assert torch.allclose(z, torch.full((3,), 0.1, dtype=z.dtype))
+
+
+def scaled_step(env, gain) -> torch.Tensor:
+    return gain * step_index(env)[:, None]
+
+
+def test_a_term_shared_by_two_groups_follows_an_edit_of_either_groups_params():
+    env = make_env(num_envs=2)
+    groups = {
+        g: ObservationGroupCfg(
+            terms={"s": ObservationTermCfg(func=scaled_step, params={"gain": 2.0})}
+        )
+        for g in ("policy", "critic")
+    }
+    manager = ObservationManager(groups, env)
+    env.episode_length_buf[:] = 3
+    out = manager.compute()
+    assert out["policy"].tolist() == out["critic"].tolist() == [[6.0], [6.0]]
+    groups["critic"].terms["s"].params["gain"] = -1.0  # e.g. a curriculum's edit
+    out = manager.compute()
+    assert out["policy"].tolist() == [[6.0], [6.0]] and out["critic"].tolist() == [[-3.0], [-3.0]]
+    groups["policy"].terms["s"].params["gain"] = torch.tensor([1.0, 5.0])[:, None]  # an array
+    out = manager.compute()
+    assert out["policy"].tolist() == [[3.0], [15.0]] and out["critic"].tolist() == [[-3.0], [-3.0]]
 
 
 def test_bad_actions_are_refused_before_anything_is_applied():

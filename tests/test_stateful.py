@@ -19,9 +19,10 @@ from orbitlab.stateful import Stateful, encode_key, leaves
 
 NUM_ENVS = 5
 """A world count no element count of the shipped tasks equals (3-4 wheels, 8-16 thrusters)."""
-CONSTANTS = {"worlds", "all_env_ids", "_out_torch", "due"}
+CONSTANTS = {"worlds", "all_env_ids", "_out_torch", "due", "_everywhere"}
 """Per-world attributes that are not state: world indices, a sensor's scratch output, a
-node's mask of the worlds due in the current call (set before each compute)."""
+node's mask of the worlds due in the current call (set before each compute) and its
+constant all-worlds mask."""
 
 
 def _per_world_tensors(obj, path: str, seen: set[int], depth: int = 0):

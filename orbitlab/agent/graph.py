@@ -18,6 +18,22 @@ from orbitlab.agent.node import Node, as_world_tensor
 from orbitlab.stateful import Stateful
 
 
+class _Published(dict):
+    """The outputs published so far in one graph call, reading through to `base` (the
+    graph's input values) for any other key: a node's lookup of an earlier node's output
+    is one dict lookup, not a walk over a ChainMap's maps."""
+
+    def __init__(self, base: Mapping[str, torch.Tensor]) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, key: str) -> torch.Tensor:
+        return self.base[key]
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self.base
+
+
 class AgentGraph(Stateful):
     """An ordered chain of nodes sharing num_envs, dt_s and device.
 
@@ -92,12 +108,12 @@ class AgentGraph(Stateful):
             if step_count is None
             else as_world_tensor(step_count, self.num_envs, self.device, torch.long)
         )
-        out: ChainMap[str, torch.Tensor] = ChainMap({}, values)  # type: ignore[arg-type]
+        published = _Published(values)
         for node in self.nodes:
-            node.update(out, steps)
-            out.maps[0].update(node.published())
+            node.update(published, steps)
+            node.publish_into(published)
         self.step_count += 1
-        return out
+        return ChainMap(dict(published), values)  # type: ignore[arg-type]
 
     def reset(self, worlds: torch.Tensor | None = None) -> None:
         """Reset every node's held outputs and state, and the call count, of `worlds`

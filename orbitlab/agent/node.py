@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 import torch
 
@@ -56,11 +56,25 @@ def period_steps(period_s: float, dt_s: float, owner: str) -> int:
     return max(1, round(steps))
 
 
+def known_keys(values: Mapping[str, Any]) -> list[str]:
+    """The keys `values` holds, sorted (for error messages; the graph's overlay included)."""
+    base = getattr(values, "base", None)
+    return sorted(set(values) | (set(base) if isinstance(base, Mapping) else set()))
+
+
 def as_world_tensor(
     value: object, num_envs: int, device: torch.device | str, dtype: torch.dtype
 ) -> torch.Tensor:
     """`value` (scalar or (num_envs,)) as a (num_envs,) tensor."""
     return torch.as_tensor(value, dtype=dtype, device=device).expand(num_envs)
+
+
+class _Wiring(NamedTuple):
+    inputs: tuple[tuple[str, str, bool], ...]
+    """(input name, value key, optional) per input."""
+    outputs: tuple[tuple[str, str], ...]
+    """(output name, published key) per output."""
+    output_names: frozenset[str]
 
 
 class Node(Stateful):
@@ -111,6 +125,9 @@ class Node(Stateful):
         """Whether the last `update` ran `compute` (False: no world was due and, on the CPU, the
         call was skipped, so every output was held)."""
         self._fresh = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        self._wiring_cache: _Wiring | None = None
+        self._everywhere = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        """`due` of a node that updates at every call (never written)."""
         self._skip_idle_calls = sync.host_reads_are_free(self.device)
         """Skip a call where no world is due (a host read: on the CPU only, `orbitlab.sync`)."""
 
@@ -140,15 +157,16 @@ class Node(Stateful):
     def gather(self, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """This node's inputs from `values`; KeyError naming the node and key if one is missing."""
         inputs = {}
-        for name, key in self.input_keys.items():
-            if key not in values:
-                if name in self.optional_inputs:
+        for name, key, optional in (self._wiring_cache or self._wiring()).inputs:
+            try:
+                value = values[key]
+            except KeyError:
+                if optional:
                     continue
                 raise KeyError(
                     f"node '{self.name}': input '{name}' needs key '{key}', which is "
-                    f"not in the values ({sorted(values)})"
-                )
-            value = values[key]
+                    f"not in the values ({known_keys(values)})"
+                ) from None
             if isinstance(value, torch.Tensor) and (
                 value.ndim == 0 or value.shape[0] != self.num_envs
             ):
@@ -158,6 +176,25 @@ class Node(Stateful):
                 )
             inputs[name] = value
         return inputs
+
+    def _wiring(self) -> _Wiring:
+        """The node's wiring, worked out on first use (a subclass may set its names after
+        this base's __init__) instead of at every call."""
+        wiring = self._wiring_cache
+        if wiring is None:
+            wiring = self._wiring_cache = _Wiring(
+                inputs=tuple((n, k, n in self.optional_inputs) for n, k in self.input_keys.items()),
+                outputs=tuple(self.output_keys.items()),
+                output_names=frozenset(self.output_names),
+            )
+        return wiring
+
+    def publish_into(self, values: dict[str, torch.Tensor]) -> None:
+        """Write the held outputs into `values` under their published keys."""
+        held = self.held
+        for name, key in (self._wiring_cache or self._wiring()).outputs:
+            if name in held:
+                values[key] = held[name]
 
     # ----------------------------------------------------------------- run
     def reset(self, worlds: torch.Tensor | None = None) -> None:
@@ -185,24 +222,39 @@ class Node(Stateful):
         """
         self.updated = False
         inputs = self.gather(values)
-        steps = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
-        due = (steps % self.period_steps == 0) | self._fresh
-        if self._skip_idle_calls and not bool(due.any()):
-            return
+        if self.period_steps == 1:  # due everywhere, every call: no timer to read
+            due = self._everywhere
+        else:
+            if not (isinstance(step_count, torch.Tensor) and step_count.shape == self.due.shape):
+                step_count = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
+            due = (step_count % self.period_steps == 0) | self._fresh
+            if self._skip_idle_calls and not bool(due.any()):
+                return
         self.due, self.updated = due, True
         outputs = self.compute(inputs)
-        if set(outputs) != set(self.output_names):
+        if outputs.keys() != (self._wiring_cache or self._wiring()).output_names:
             raise RuntimeError(
                 f"node '{self.name}': compute returned {sorted(outputs)}, "
                 f"expected {list(self.output_names)}"
             )
+        held = self.held
         for name, value in outputs.items():
-            old = self.held.get(name)
-            if old is None or old.shape != value.shape:
-                old = torch.zeros_like(value)
-            mask = due.reshape((-1,) + (1,) * (value.ndim - 1))
-            self.held[name] = torch.where(mask, value, old)
-        self._fresh &= ~due
+            old = held.get(name)
+            if due is self._everywhere or old is None or old.shape != value.shape:
+                # every world takes the new value (a copy: the node may reuse its own tensor)
+                held[name] = (
+                    value.clone()
+                    if due is self._everywhere
+                    else torch.where(
+                        due.reshape((-1,) + (1,) * (value.ndim - 1)), value, torch.zeros_like(value)
+                    )
+                )
+            else:
+                held[name] = torch.where(due.reshape((-1,) + (1,) * (value.ndim - 1)), value, old)
+        if due is self._everywhere:
+            self._fresh.zero_()
+        else:
+            self._fresh &= ~due
 
     def describe(self) -> tuple[str, str, str, str]:
         """(name, period, inputs, outputs) for the graph's table."""

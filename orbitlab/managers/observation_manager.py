@@ -7,12 +7,23 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
-from orbitlab.managers.terms import ObservationGroupCfg
+from orbitlab.managers.terms import ObservationGroupCfg, ObservationTermCfg
 from orbitlab.seeding import stream_seed
 from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
+
+class _TermPlan:
+    """One observation term's config, a copy of its params (to notice an edit, e.g. by a
+    curriculum) and its sharing key, worked out once instead of at every step."""
+
+    __slots__ = ("cfg", "key", "params")
+
+    def __init__(self, cfg: ObservationTermCfg) -> None:
+        self.cfg, self.params = cfg, dict(cfg.params)
+        self.key: tuple[int, str] = (0, "")
 
 
 class ObservationManager(Stateful):
@@ -32,6 +43,10 @@ class ObservationManager(Stateful):
             }
             for g, cfg in groups.items()
         }
+        self._plans: dict[str, dict[str, _TermPlan]] = {g: {} for g in groups}
+        for g, cfg in groups.items():
+            for n in cfg.terms:
+                self._replan(g, n)
         self._history: dict[tuple[str, str], torch.Tensor] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
         self.generator = torch.Generator(device=env.device).manual_seed(
@@ -53,19 +68,36 @@ class ObservationManager(Stateful):
         self._fresh[env_ids] = True
         return {}
 
-    def _term(self, group: str, name: str, noise: bool, commit: bool, cache: dict) -> torch.Tensor:
+    def _sharing_key(self, group: str, name: str) -> tuple[int, str]:
+        """Terms of two groups with the same function and params are computed once."""
         cfg = self.groups[group].terms[name]
-        func = self._funcs[group][name]
-        key = (id(func), repr(sorted(cfg.params.items())))
-        if key not in cache:  # a term shared by groups (policy and critic) is computed once
-            value = self.term_value(group, name)
-            cache[key] = value.reshape(self.env.num_envs, -1).to(torch.float32)
-        value = cache[key]
+        return (id(self._funcs[group][name]), repr(sorted(cfg.params.items())))
+
+    def _replan(self, group: str, name: str) -> _TermPlan:
+        plan = _TermPlan(self.groups[group].terms[name])
+        plan.key = self._sharing_key(group, name)
+        self._plans[group][name] = plan
+        return plan
+
+    def _term(self, group: str, name: str, noise: bool, commit: bool, cache: dict) -> torch.Tensor:
+        plan = self._plans[group][name]
+        cfg = self.groups[group].terms[name]
+        try:  # a dict comparison checks identical values by identity first: no call
+            edited = cfg is not plan.cfg or cfg.params != plan.params
+        except (RuntimeError, TypeError, ValueError):  # an array-valued param was replaced
+            edited = True
+        if edited:  # e.g. by a curriculum: the sharing key follows the new params
+            plan = self._replan(group, name)
+        value = cache.get(plan.key)
+        if value is None:  # a term shared by groups (policy and critic) is computed once
+            value = self.term_value(group, name).reshape(self.env.num_envs, -1)
+            value = cache[plan.key] = value.to(torch.float32)
         if noise and cfg.noise_std > 0.0:
             value = value + cfg.noise_std * torch.randn(
                 value.shape, generator=self.generator, device=value.device
             )
-        value = value * cfg.scale
+        if cfg.scale != 1.0:
+            value = value * cfg.scale
         if cfg.clip is not None:
             value = value.clamp(*cfg.clip)
         if cfg.history_length > 0:
