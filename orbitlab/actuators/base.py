@@ -238,7 +238,7 @@ class ActuatorGroup(Stateful):
         value = self.gain * self.lag_state
         value = torch.where(self.failure == STUCK_OFF, 0.0, value)
         value = torch.where(self.failure == STUCK_ON, self.high, value)
-        self.output = self.device_model(value)
+        self.output.copy_(self.device_model(value))  # in place: it may be a fused view
         self.write(self.output)
 
     # ------------------------------------------------------------ subclasses

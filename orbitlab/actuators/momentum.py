@@ -71,11 +71,13 @@ class ReactionWheelGroup(_AxisGroup):
 
     def __init__(self, cfg, name, ctx, element_ids):
         super().__init__(cfg, name, ctx, element_ids)
-        self._inertia = torch.tensor(
+        self.wheel_inertia = torch.tensor(
             [r["inertia"] for r in self._rows], dtype=torch.float64, device=ctx.device
         )
-        self._single_body = int(self.bodies.unique().numel()) == 1
-        self._first_body = int(self.bodies[0])  # a Python int: no host read per step
+        """Each wheel's spin inertia, kg m^2, (n,)."""
+        self.single_body = int(self.bodies.unique().numel()) == 1
+        """Whether every wheel of the group sits on one body."""
+        self.first_body = int(self.bodies[0])  # a Python int: no host read per step
 
     def limits(self):
         return symmetric_limits(self._rows, "max_torque")
@@ -83,14 +85,16 @@ class ReactionWheelGroup(_AxisGroup):
     def speed(self) -> torch.Tensor:
         """Wheel speeds relative to their bodies, rad/s, (N, n): h / I_w - a . omega."""
         h = self.ctx.array("wheel_momentum")[:, self.columns]
-        if self._single_body:  # a . omega = a_body . omega_body
-            spin = self.ctx.view.body_angular_velocity(self._first_body) @ self.axis.T
+        if self.single_body:  # a . omega = a_body . omega_body, summed x, y, z in turn
+            omega = self.ctx.view.body_angular_velocity(self.first_body)[:, None, :]
+            a = self.axis
+            spin = omega[..., 0] * a[:, 0] + omega[..., 1] * a[:, 1] + omega[..., 2] * a[:, 2]
         else:
             spin = (
                 self.axes_world(self.axis.expand(self.num_worlds, -1, -1))
                 * self.ctx.frames()["omega"][:, self.bodies]
             ).sum(-1)
-        return h / self._inertia - spin
+        return h / self.wheel_inertia - spin
 
     def device_model(self, value):
         value = super().device_model(value)

@@ -151,23 +151,24 @@ class ThrusterGroup(ActuatorGroup):
         return self._pwm(value)
 
     def _pwm(self, value: torch.Tensor) -> torch.Tensor:
+        # state is written in place: it may be a column view of the fused stage's arrays
         dt = self.ctx.dt
         period = self.period_steps * dt
         start = self.phase == 0
         on_time = torch.where(self.high > 0.0, value / self.high.clamp_min(1e-300), 0.0) * period
         on_time = torch.where(on_time < self.cfg.min_on_time_s - 1e-12, 0.0, on_time)
-        self.on_time = torch.where(start[:, None], on_time, self.on_time)
+        self.on_time.copy_(torch.where(start[:, None], on_time, self.on_time))
         elapsed = (self.phase.to(torch.float64) * dt)[:, None]
         fraction = ((self.on_time - elapsed).clamp(0.0, dt)) / dt
-        self.phase = (self.phase + 1) % self.period_steps
+        self.phase.copy_((self.phase + 1) % self.period_steps)
         return self.high * fraction
 
     def _schmitt(self, value: torch.Tensor) -> torch.Tensor:
         duty = torch.where(self.high > 0.0, value / self.high.clamp_min(1e-300), 0.0)
         held = self.valve_open & (self.open_steps < self.min_on_steps)
         opened = (duty > self.cfg.schmitt_on) | (self.valve_open & (duty >= self.cfg.schmitt_off))
-        self.valve_open = opened | held
-        self.open_steps = torch.where(self.valve_open, self.open_steps + 1, 0)
+        self.valve_open.copy_(opened | held)
+        self.open_steps.copy_(torch.where(self.valve_open, self.open_steps + 1, 0))
         return torch.where(self.valve_open, self.high, 0.0)
 
     def write(self, output):

@@ -25,6 +25,7 @@ import torch
 
 from orbitlab.actuators.base import ActuatorGroup
 from orbitlab.actuators.context import ActuatorContext
+from orbitlab.actuators.fused import ActuatorStage
 from orbitlab.orbit.constants import OrbitInit
 from orbitlab.scene.compile import assemble
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, SpacecraftCfg
@@ -64,6 +65,10 @@ class SceneCfg:
     """Run the gyros, star trackers, magnetometers and relative-navigation sensors as one
     Warp kernel per physics step (`orbitlab.sensors.fused`); False: each sensor's torch
     update (the reference, same noise, truths equal to rounding)."""
+    fused_actuators: bool = True
+    """Run the thruster, wheel (without friction), magnetorquer and CMG groups without latency
+    or misalignment as one Warp kernel per physics step (`orbitlab.actuators.fused`); False:
+    each group's torch `apply` (the reference, the same outputs bit for bit)."""
     torch_threads: int | None = 1
     """Torch intra-op threads when the simulation runs on the CPU (None: leave torch's
     setting). The per-step tensors are small; next to MuJoCo's batch threads, torch's
@@ -119,6 +124,9 @@ class Scene:
             if isinstance(entity, SpacecraftCfg):
                 self._build_entity(name, entity, compiled.element_index[name])
         self.sensor_stage = SensorStage(self.sensors, fused=cfg.fused_sensors)
+        self.actuator_stage = ActuatorStage(
+            self.actuators, self.actuator_context, fused=cfg.fused_actuators
+        )
         self.all_worlds = torch.arange(self.num_envs, device=self.device)
         self._refresh_deferred = False
         self.reset()
@@ -148,12 +156,9 @@ class Scene:
         `check`: then raise if a MuJoCo-Warp buffer overflowed (`check()`); a caller that
         steps several times in a row (the env, once per decimation step) passes False and
         calls `check()` once at the end, as that check is a blocking copy on a GPU."""
-        ctx, view = self.actuator_context, self.view
+        view = self.view
         for _ in range(nstep):
-            ctx.begin_step()
-            for group in self.actuators.values():
-                group.apply()
-            ctx.end_step()
+            self.actuator_stage.apply()
             self.data.step(check=False)
             view.step_count += 1
             view.invalidate()
