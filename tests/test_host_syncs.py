@@ -36,13 +36,13 @@ REMAINING = {
     ("orbitlab/sensors/fused.py", "_any_due"),  # the fused sensors' timer (CPU only)
     ("orbitlab/agent/node.py", "update"),  # the node timer (CPU only: orbitlab.sync)
     ("orbitlab/actuators/base.py", "set_command"),  # a non-finite command (CPU only)
-    ("orbitlab/actuators/allocation.py", "*"),  # the allocation's solver checks
+    ("orbitlab/actuators/allocation.py", "_checked"),  # a non-finite wrench (CPU only)
+    ("orbitlab/actuators/allocation.py", "_limits"),  # a negative limit (CPU only)
     ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
 }
 """Reads outside the loop's plumbing that are still there (component: function)."""
 GPU_REMAINING = {
     ("orbitlab/envs/manager_based_rl_env.py", "step"),  # which envs to reset (one read)
-    ("orbitlab/actuators/allocation.py", "_solve"),  # the end of block pivoting, per call
     ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
 }
 """The reads a steady step still makes when built as on a GPU, task code included."""

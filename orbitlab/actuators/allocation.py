@@ -37,15 +37,17 @@ from dataclasses import dataclass
 import torch
 
 from orbitlab import sync
+from orbitlab.actuators.allocation_fused import FusedAllocation
+from orbitlab.fw.allocation_kernel import LAMBDA as _LAMBDA
+from orbitlab.fw.allocation_kernel import RCOND as _RCOND
+from orbitlab.fw.allocation_kernel import SWEEPS as _SWEEPS
+from orbitlab.fw.allocation_kernel import TOL_F as _TOL_F
+from orbitlab.fw.allocation_kernel import TOL_G as _TOL_G
 from orbitlab.stateful import Stateful
 
 AXIS_NAMES = ("fx", "fy", "fz", "tx", "ty", "tz")
-_LAMBDA = 1e-10  # weight of the force norm in the KKT signs, relative to s = mean eig(B B^T)
-_TOL_F = 1e-11  # bound violations under this fraction of the world's force scale are ignored
-_TOL_G = 1e-13  # gradient entries under this fraction of s times the force scale count as 0
-_RCOND = 1e-12  # eigenvalues of B_F B_F^T below this fraction of the largest count as 0
 _CACHE_SIZE = 1 << 16  # free sets whose Gram pseudo-inverse is kept (36 floats each)
-_SWEEPS = 6  # block-pivoting sweeps before a world falls back to the primal method
+SOLVERS = ("kernel", "torch")
 
 
 @dataclass(kw_only=True)
@@ -125,7 +127,9 @@ class ThrusterAllocator:
     positions_m (n, 3): thruster application points from the body origin, body axes, m.
     directions (n, 3): thrust directions (force on the body), body axes; normalised here.
     max_force_n: scalar or (n,) force limits, N (>= 0). center_of_mass_m (3,): body axes, m.
-    iterations: cap on pivoting sweeps. On a GPU (`orbitlab.sync`) `allocate` checks the
+    iterations: cap on pivoting sweeps. solver: 'kernel' (each world's problem solved by its
+    own thread of one Warp kernel, `orbitlab.fw.allocation_kernel`: no host read, no cache)
+    or 'torch' (all worlds at once with torch, the reference). On a GPU (`orbitlab.sync`) `allocate` checks the
     shapes of its inputs but not their values (a host read): a non-finite wrench gives
     non-finite forces, which the physics' health check flags in the world they reach.
     tolerance: a request is achievable when every residual
@@ -147,6 +151,7 @@ class ThrusterAllocator:
         dtype: torch.dtype = torch.float64,
         iterations: int = 100,
         tolerance: float = 1e-9,
+        solver: str = "kernel",
     ) -> None:
         pos = _checked(positions_m, "positions_m", (None, 3), device, dtype)
         n = pos.shape[0]
@@ -161,6 +166,10 @@ class ThrusterAllocator:
             raise ValueError("iterations must be a positive int")
         if not tolerance > 0:
             raise ValueError("tolerance must be > 0")
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {list(SOLVERS)}, got {solver!r}")
+        self.solver = solver
+        self._fused: dict[tuple[int, int, float], FusedAllocation] = {}
         self.max_force_n = _limits(max_force_n, "max_force_n", (n,), device, dtype)
         dirs = dirs / norm
         self.matrix = torch.cat([dirs, torch.cross(pos - com, dirs, dim=1)], dim=1).T.contiguous()
@@ -190,11 +199,24 @@ class ThrusterAllocator:
             if max_force_n is None
             else _limits(max_force_n, "max_force_n", shape, dev, dt, reads)
         )
-        forces = self._solve(w, u)
-        achieved = forces @ self.matrix.T
-        residual = w - achieved
-        met = residual.abs().amax(dim=1) <= self.tolerance * (1.0 + u.amax(dim=1))
+        if self.solver == "kernel" and w.shape[0] > 0:
+            forces, achieved, residual, met = self._fused_run(w.shape[0]).solve(w, u)
+        else:
+            forces = self._solve(w, u)
+            achieved = forces @ self.matrix.T
+            residual = w - achieved
+            met = residual.abs().amax(dim=1) <= self.tolerance * (1.0 + u.amax(dim=1))
         return AllocationResult(forces=forces, achieved=achieved, residual=residual, achievable=met)
+
+    def _fused_run(self, batch: int) -> FusedAllocation:
+        """The kernel's buffers and launch for `batch` worlds (made on first use)."""
+        key = (batch, self.iterations, self.tolerance)  # both may be changed after construction
+        run = self._fused.get(key)
+        if run is None:
+            run = self._fused[key] = FusedAllocation(
+                self.matrix, self._pinv, self._scale, self.iterations, self.tolerance, batch
+            )
+        return run
 
     def _solve(self, w: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         """Forces (B, n); a world leaves the working set once it satisfies the KKT conditions."""

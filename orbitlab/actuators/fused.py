@@ -157,8 +157,9 @@ class ActuatorStage:
         arrays.inertia = wp.array(np.concatenate(inertia), dtype=wp.float64, device=str(device))
         self._arrays = arrays
         targets = [_physics_array(ctx, name) for name in _PHYSICS_ARRAYS]
+        self._rows = _rows(groups, first, ctx.dt, str(device))  # kept alive for the launch
         inputs = [
-            _rows(groups, first, ctx.dt, str(device)),
+            self._rows,
             len(groups),
             wp.float64(ctx.dt),
             arrays,

@@ -97,7 +97,7 @@ class StepObserver(Protocol):
 
 class StepMeters:
     """Integrates the actuator groups' applied outputs per physics step and captures the
-    reward terms per env step, by wrapping the groups' `apply`, the reward manager's
+    reward terms per env step, by wrapping the actuator stage's `apply`, the reward manager's
     `compute` and its term functions on their instances, for the rollout only
     (`install()` / `remove()`, or a `with` block)."""
 
@@ -144,8 +144,8 @@ class StepMeters:
 
     # ---------------------------------------------------------------- wrapping
     def install(self) -> Self:
-        for name, group in self.groups.items():
-            group.apply = self._metered_apply(name, group, group.apply)  # type: ignore[method-assign]
+        stage = self.env.scene.actuator_stage
+        stage.apply = self._metered_apply(stage.apply)  # type: ignore[method-assign]
         manager = self.env.reward_manager
         manager.compute = self._metered_compute(manager.compute)  # type: ignore[method-assign]
         self._funcs = manager._funcs
@@ -156,8 +156,7 @@ class StepMeters:
     def remove(self) -> None:
         if not self._installed:
             return
-        for group in self.groups.values():
-            del group.apply  # back to the class's method
+        del self.env.scene.actuator_stage.apply  # back to the class's method
         del self.env.reward_manager.compute
         self.env.reward_manager._funcs = self._funcs
         self._installed = False
@@ -168,16 +167,18 @@ class StepMeters:
     def __exit__(self, *exc) -> None:
         self.remove()
 
-    def _metered_apply(self, name: str, group, apply: Callable[[], None]) -> Callable[[], None]:
+    def _metered_apply(self, apply: Callable[[], None]) -> Callable[[], None]:
+        """The actuator stage's `apply`, then every group's output of this physics step."""
+
         def metered() -> None:
             apply()
-            out = group.output.abs()
-            self.effort[name] += out.sum(-1) * self.dt
-            self._step_sum[name] += group.output
-            if name in self._inv_mass:
-                self.delta_v += (out @ self._inv_mass[name]) * self.dt
-            if name == next(iter(self.groups)):
-                self._substeps += 1
+            for name, group in self.groups.items():
+                out = group.output.abs()
+                self.effort[name] += out.sum(-1) * self.dt
+                self._step_sum[name] += group.output
+                if name in self._inv_mass:
+                    self.delta_v += (out @ self._inv_mass[name]) * self.dt
+            self._substeps += 1
 
         return metered
 
