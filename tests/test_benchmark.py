@@ -106,6 +106,19 @@ def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
     assert plot.stat().st_size > 1000 and "framework tax" in capsys.readouterr().out
 
 
+def test_actuator_benchmark_writes_the_documented_json(tmp_path, capsys):
+    out = tmp_path / "actuators.json"
+    argv = ["mode=actuators", "tasks=[Docking,Detumble-RW]", "nworld=8", "steps=2", "trials=1"]
+    assert load_script().main([*argv, f"json={out}"]) == 0
+    rows = json.loads(out.read_text())["actuators"]
+    docking, wheels = rows["Docking"]["8"], rows["Detumble-RW"]["8"]
+    assert docking["fused_groups"] == docking["groups"] == 2
+    for key in ("stage_speedup", "allocation_speedup", "allocation_kernel_python_calls"):
+        assert docking[key] > 0, key
+    assert wheels["fused_groups"] == 1 and "allocation_speedup" not in wheels  # no thrusters
+    assert "alloc torch/kernel ms" in capsys.readouterr().out
+
+
 def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
     pytest.importorskip("rsl_rl")
     out = tmp_path / "train.json"
@@ -204,10 +217,17 @@ def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv):
     "argv, words",
     [
         ([], ["missing required argument mode="]),
-        (["mode=phys"], ["mode='phys'", "one of physics, env, sensors, train, bridge"]),
+        (
+            ["mode=phys"],
+            ["mode='phys'", "one of physics, env, sensors, actuators, train, bridge"],
+        ),
         (
             ["mode=sensors", "backend=warp"],
             ["backend='warp'", "mode=sensors runs on the cpu backend"],
+        ),
+        (
+            ["mode=actuators", "backend=warp"],
+            ["backend='warp'", "mode=actuators runs on the cpu backend"],
         ),
         (["mode=env", "nworld=[4,0]"], ["nworld='[4,0]'", "integers in [1, "]),
         (["mode=env", "nworld=4,8"], ["nworld=4,8", "key=[value1,value2]"]),

@@ -194,3 +194,13 @@ def test_task_rollouts_are_the_reference_rollouts(task):
             out.append(torch.cat([obs["policy"].flatten(), reward]))
         runs.append(torch.stack(out))
     assert torch.equal(runs[1], runs[0])
+
+
+def test_a_bad_allocation_solver_is_one_line_naming_the_group():
+    sc = SpacecraftCfg(
+        mjcf="free_body",
+        elements=ElementSet(thrusters=[ThrusterCfg(name="t0", body_name="spacecraft")]),
+        actuators={"rcs": ThrusterGroupCfg(allocation_solver="scipy")},  # type: ignore[arg-type]
+    )
+    with pytest.raises(ValueError, match="group 'sat/rcs': allocation_solver must be .*'scipy'"):
+        Scene(SceneCfg(num_envs=1, entities={"sat": sc}))

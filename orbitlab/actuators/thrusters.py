@@ -58,6 +58,11 @@ class ThrusterGroup(ActuatorGroup):
             )
         if cfg.min_on_time_s < 0.0:
             raise ValueError(f"{owner}: min_on_time_s must be >= 0 s, got {cfg.min_on_time_s}")
+        if cfg.allocation_solver not in ("kernel", "torch"):
+            raise ValueError(
+                f"{owner}: allocation_solver must be 'kernel' or 'torch', "
+                f"got {cfg.allocation_solver!r}"
+            )
         if not 0.0 <= cfg.schmitt_off <= cfg.schmitt_on <= 1.0:
             raise ValueError(
                 f"{owner}: need 0 <= schmitt_off <= schmitt_on <= 1, got "
@@ -101,6 +106,7 @@ class ThrusterGroup(ActuatorGroup):
                 self.high[0].cpu().numpy(),
                 center_of_mass_m=com,
                 device=self.ctx.device,
+                solver=self.cfg.allocation_solver,
             )
         return self._allocator
 
@@ -203,3 +209,7 @@ class ThrusterGroupCfg(ActuatorGroupCfg):
     """Schmitt trigger: opens above this fraction of the maximum force."""
     schmitt_off: float = 0.25
     """Schmitt trigger: closes below this fraction of the maximum force."""
+    allocation_solver: Literal["kernel", "torch"] = "kernel"
+    """How `set_wrench_command` allocates a wrench to the thrusters: 'kernel' (one Warp
+    kernel, each world's problem in its own thread) or 'torch' (the reference solver; see
+    `orbitlab.actuators.allocation`)."""

@@ -4,6 +4,7 @@
     orbitlab bench mode=physics backend=warp device=cuda:0 nworld=[1,64,512] fresh_kernel_cache=true
     orbitlab bench mode=env tasks=[Detumble-RW,Pointing] nworld=[1024,4096] json=env.json plot=env.png
     orbitlab bench mode=sensors tasks=[Formation,Docking] nworld=[256,4096]
+    orbitlab bench mode=actuators tasks=[Docking,Formation] nworld=[256,4096]
     orbitlab bench mode=train tasks=Detumble-RW nworld=[256,1024] iterations=5 warmup=1
     orbitlab bench mode=bridge spacecraft=[1,100] speed=[1,100] rates=[100,1000,10000] duration=2
 
@@ -11,23 +12,25 @@ Modes: physics (orbit-coupled step vs plain MuJoCo / MuJoCo-Warp step, same mode
 run); env (each task's env steps/s with random actions, the physics of the same worlds, the
 framework tax, the cost of resetting 10% of the envs, and the Python calls and torch
 operations of one env step); sensors (each task's sensor stage per physics step, the fused
-kernel against the torch sensors, interleaved; see orbitlab/bench/sensors.py); train (rsl-rl PPO iterations per
+kernel against the torch sensors, interleaved; see orbitlab/bench/sensors.py); actuators
+(each task's actuator stage per physics step and its thruster allocation, the Warp kernels
+against the torch reference, interleaved; see orbitlab/bench/actuators.py); train (rsl-rl PPO iterations per
 task and env count: collection env-steps/s, learning s per iteration, total env-steps/s and
 iteration time, warm-up iterations excluded); bridge (external-bridge round trips, state out
 and command in, with a client process over loopback: achieved Hz and jitter per asked rate,
 spacecraft count and speed-up; see orbitlab/bench/bridge.py).
 
 Keys (key=value; a list is `[a,b]` or one value):
-  mode                physics | env | sensors | train | bridge (required)
-  tasks               env, sensors: task names (default every registered task); train:
+  mode                physics | env | sensors | actuators | train | bridge (required)
+  tasks               env, sensors, actuators: task names (default every registered task); train:
                       Detumble-RW
   nworld              world counts (cpu: [1024,4096]; warp: [1, ..., 65536] on a GPU,
-                      [1,64,512] on Warp's CPU device; sensors, train: [256,1024]; sensors
-                      run on the cpu backend)
+                      [1,64,512] on Warp's CPU device; sensors, actuators, train:
+                      [256,1024]; sensors and actuators run on the cpu backend)
   backend             cpu | warp (physics, env, train)
   device              Warp device of backend=warp ('cuda:0', 'cpu'): physics, env, train
   steps, trials       steps per trial and interleaved trials (physics: 20 and 31 on cpu, 50
-                      and 7 on warp; env: 10 and 5; sensors: 20 and 7)
+                      and 7 on warp; env: 10 and 5; sensors, actuators: 20 and 7)
   fresh_kernel_cache  true: Warp compiles every kernel anew into a temporary cache, so the
                       reported start-up time is the real compile time
   nthread             physics (cpu): MuJoCo CPU threads (0: all)
@@ -78,7 +81,7 @@ from orbitlab.cli.args import (
 from orbitlab.jsonio import json_safe, write_json
 from orbitlab.limits import MAX_NUM_ENVS, max_threads
 
-MODES = ("physics", "env", "sensors", "train", "bridge")
+MODES = ("physics", "env", "sensors", "actuators", "train", "bridge")
 
 
 def task_names(key: str, value: str) -> list[str]:
@@ -204,6 +207,25 @@ def run_sensors(args: dict[str, Any]) -> dict:
     return results
 
 
+def run_actuators(args: dict[str, Any]) -> dict:
+    from orbitlab.bench.actuators import ActuatorBenchCfg, format_actuators, measure_actuators
+    from orbitlab.registry import get_task
+    from orbitlab.registry import tasks as all_tasks
+
+    names = args["tasks"] or [spec.name for spec in all_tasks()]
+    tasks = tuple(get_task(name).name for name in names)
+    num_envs = tuple(args["nworld"] or (256, 1024))
+    results = measure_actuators(
+        ActuatorBenchCfg(
+            tasks=tasks, num_envs=num_envs, steps=args["steps"] or 20, trials=args["trials"] or 7
+        ),
+        on_row=partial_writer(args, "actuators", rows=len(tasks) * len(num_envs)),
+    )
+    print(f"actuator benchmark (cpu backend, {os.cpu_count()} CPUs; ms per call)")
+    print(format_actuators(results))
+    return results
+
+
 def run_train(args: dict[str, Any]) -> dict:
     import torch
 
@@ -288,8 +310,8 @@ def parse(argv: list[str]) -> dict[str, Any]:
             "a device applies to backend=warp in physics, env and train modes only "
             f"(got mode={args['mode']}, backend={args['backend']})",
         )
-    if args["mode"] == "sensors" and args["backend"] != "cpu":
-        raise bad("backend", args["backend"], "cpu (mode=sensors runs on the cpu backend)")
+    if args["mode"] in ("sensors", "actuators") and args["backend"] != "cpu":
+        raise bad("backend", args["backend"], f"cpu (mode={args['mode']} runs on the cpu backend)")
     if args["mode"] == "physics":
         steps, trials = (50, 7) if args["backend"] == "warp" else (20, 31)
         args["steps"], args["trials"] = args["steps"] or steps, args["trials"] or trials
@@ -306,6 +328,7 @@ def main(argv: list[str]) -> int:
     runners = {
         "env": run_env,
         "sensors": run_sensors,
+        "actuators": run_actuators,
         "bridge": run_bridge,
         "train": run_train,
         "physics": run_warp if args["backend"] == "warp" else run_cpu_physics,
