@@ -15,14 +15,15 @@ from orbitlab.orbit.constants import OrbitInit
 from orbitlab.scene.entities import PassiveObjectCfg, SpacecraftCfg
 from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.sensors.inertial import GyroCfg, MagnetometerCfg, StarTrackerCfg
-from orbitlab.sensors.navigation import RelativeNavCfg
+from orbitlab.sensors.navigation import GnssCfg, RelativeNavCfg
 
 ULP = 2.0**-52
 
 
 def sensors() -> dict:
-    """Every fused kind, with sites (rotated, offset mounts), periods, latency, white noise,
-    per-world and constant bias, bias walks and a star tracker misalignment."""
+    """Every fused kind (GNSS at a site and at the body's centre of mass included), with
+    sites (rotated, offset mounts), periods, latency, white noise, per-world and constant
+    bias, bias walks and a star tracker misalignment."""
     return {
         "gyro": GyroCfg(std=1e-3, bias_std=2e-3, bias_walk_std=1e-4, period_s=0.02),
         "gyro_site": GyroCfg(site="rcs_04", std=1e-3, bias=(1e-3, 0.0, -2e-3), latency_s=0.03),
@@ -30,6 +31,8 @@ def sensors() -> dict:
             std=1e-4, bias_std=5e-5, misalignment_rad=(1e-3, -2e-3, 5e-4), period_s=0.03
         ),
         "mag": MagnetometerCfg(site="rcs_09", std=1e-7, bias_walk_std=1e-8, period_s=0.01),
+        "gnss": GnssCfg(site="rcs_05", std=(5.0, 5.0, 5.0, 0.05, 0.05, 0.05), period_s=0.02),
+        "gnss_body": GnssCfg(std=2.0, bias_std=1.0, bias_walk_std=0.1, latency_s=0.02),
         "rel": RelativeNavCfg(
             target="target",
             site="rcs_02",

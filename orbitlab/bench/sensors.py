@@ -6,8 +6,8 @@ with the same seed. A trial times `steps` sensor updates of each (the env's per-
 call: every world's timer advanced, the state's cache cleared, `scene.sensor_stage.update()`),
 the two interleaved; medians over the trials are reported, with the Python calls and torch
 operations of one update (`orbitlab.bench.calls`). The fused stage runs the gyros, star
-trackers, magnetometers and relative-navigation sensors in one kernel; a task's other sensors
-(GNSS, latch, ...) keep their torch update in both envs.
+trackers, magnetometers, GNSS receivers and relative-navigation sensors in one kernel; a
+task's other sensors (latch, ...) keep their torch update in both envs.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from orbitlab.fw.rng import episode_hash, normal_draw
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.kinematics import BodyFrames
 
-GYRO, STAR_TRACKER, MAGNETOMETER, RELATIVE_NAV = 0, 1, 2, 3
+GYRO, STAR_TRACKER, MAGNETOMETER, RELATIVE_NAV, GNSS = 0, 1, 2, 3, 4
 MAX_NOISE_DIM = 9
 """Most noisy components of one sensor (relative navigation)."""
 
@@ -31,6 +31,7 @@ _GYRO = wp.constant(GYRO)
 _STAR_TRACKER = wp.constant(STAR_TRACKER)
 _MAGNETOMETER = wp.constant(MAGNETOMETER)
 _RELATIVE_NAV = wp.constant(RELATIVE_NAV)
+_GNSS = wp.constant(GNSS)
 _MAX_NOISE = wp.constant(MAX_NOISE_DIM)
 _WHITE, _BIAS = wp.constant(wp.uint32(0)), wp.constant(wp.uint32(1))
 f64 = wp.float64
@@ -120,6 +121,23 @@ def relative_state(
     return out
 
 
+@wp.func
+def gnss_state(
+    rows: SensorRows, s: int, R: wp.vec3d, V: wp.vec3d, frames: BodyFrames, w: int
+) -> vec10d:
+    """The sensor point's absolute ECI position (m) and velocity (m/s): the chief's plus the
+    point's relative to it (`Gnss.truth`)."""
+    b = rows.body[s]
+    com = frames.com[w, b]
+    r = com + rotate(frames.Q[w, b], rows.mount_arm[s])
+    v = frames.v_com[w, b] + wp.cross(frames.omega[w, b], r - com)
+    out = vec10d()
+    for c in range(3):
+        out[c] = f64(1.0e3) * R[c] + r[c]
+        out[3 + c] = f64(1.0e3) * V[c] + v[c]
+    return out
+
+
 @wp.kernel
 def sensor_kernel(
     world_offset: int,
@@ -164,6 +182,8 @@ def sensor_kernel(
             b = rotate_inverse(Q, field[w])
             for c in range(3):
                 value[c] = b[c]
+        elif kind == _GNSS:
+            value = gnss_state(rows, s, R[w], V[w], frames, w)
         else:
             value = relative_state(rows, s, R[w], V[w], frames, w)
         # bias walk and white noise (`Sensor._noise`)
@@ -204,7 +224,7 @@ def sensor_kernel(
             for c in range(4):
                 measured[6 + c] = q[c]
         else:
-            for c in range(3):
+            for c in range(rows.noise_dim[s]):
                 measured[c] = value[c] + noise[c]
         for c in range(rows.dim[s]):
             truth[w, out + c] = value[c]

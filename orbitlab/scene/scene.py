@@ -62,8 +62,8 @@ class SceneCfg:
     nthread: int = 0
     """CPU threads (0: all cores)."""
     fused_sensors: bool = True
-    """Run the gyros, star trackers, magnetometers and relative-navigation sensors as one
-    Warp kernel per physics step (`orbitlab.sensors.fused`); False: each sensor's torch
+    """Run the gyros, star trackers, magnetometers, GNSS receivers and relative-navigation
+    sensors as one Warp kernel per physics step (`orbitlab.sensors.fused`); False: each sensor's torch
     update (the reference, same noise, truths equal to rounding)."""
     fused_actuators: bool = True
     """Run the thruster, wheel (without friction), magnetorquer and CMG groups without latency

@@ -1,8 +1,8 @@
 """A scene's sensors as one Warp kernel per physics step, one thread per world.
 
-Gyros, star trackers, magnetometers and relative-navigation sensors run in one launch
-(`sensor_kernel`, split across cores on the CPU by `WorldLaunch`, a single launch on a GPU,
-no host read); other kinds keep their torch `Sensor.update`. The kernel does what
+Gyros, star trackers, magnetometers, GNSS receivers and relative-navigation sensors run in
+one launch (`sensor_kernel`, split across cores on the CPU by `WorldLaunch`, a single launch
+on a GPU, no host read); other kinds keep their torch `Sensor.update`. The kernel does what
 `Sensor.update` does: each world's timer (`step_count % period == 0`), truth, bias walk,
 white noise, hold and sample counter; latency stays the sensors' `DelayLine`. The noise is
 the reference's bit for bit (`orbitlab.fw.rng`); truths follow the torch formulas in the
@@ -24,6 +24,7 @@ import torch
 from orbitlab import sync
 from orbitlab.fw.rng import quantile_table, salt_array
 from orbitlab.fw.sensor_kernel import (
+    GNSS,
     GYRO,
     MAGNETOMETER,
     MAX_NOISE_DIM,
@@ -35,7 +36,7 @@ from orbitlab.fw.sensor_kernel import (
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sensors.base import Sensor
 from orbitlab.sensors.inertial import Gyro, Magnetometer, StarTracker
-from orbitlab.sensors.navigation import RelativeNav, RelativeNavCfg
+from orbitlab.sensors.navigation import Gnss, RelativeNav, RelativeNavCfg
 from orbitlab.sim.launch import WorldLaunch
 
 KINDS: dict[type, int] = {
@@ -43,6 +44,7 @@ KINDS: dict[type, int] = {
     StarTracker: STAR_TRACKER,
     Magnetometer: MAGNETOMETER,
     RelativeNav: RELATIVE_NAV,
+    Gnss: GNSS,
 }
 """Sensor classes the kernel runs (exactly these classes: a subclass may change the
 model, so it keeps its torch update)."""
@@ -129,7 +131,7 @@ class SensorStage:
         self._arrays = (held, truth, world_bias, samples, keys)  # kept alive for the launch
         self._rows = _rows(sensors, view, out_cols, noise_cols, dev)
         self._needs_frames = any(
-            s.site >= 0 or isinstance(s, RelativeNav) or view.free_joint(s.body) is None
+            s.site >= 0 or isinstance(s, (RelativeNav, Gnss)) or view.free_joint(s.body) is None
             for s in sensors
         )
         frames = data.body_frames()
