@@ -43,7 +43,6 @@ REMAINING = {
 """Reads outside the loop's plumbing that are still there (component: function)."""
 GPU_REMAINING = {
     ("orbitlab/envs/manager_based_rl_env.py", "step"),  # which envs to reset (one read)
-    ("orbitlab/managers/command_manager.py", "step"),  # the ids of the commands to resample
 }
 """The reads a steady step still makes when built as on a GPU, task code included."""
 

@@ -72,6 +72,16 @@ def gaussian_from(
     return quantiles(h.device).index_select(0, cells).view(h.shape).to(dtype)
 
 
+def uniform_from(
+    h: torch.Tensor, sample: torch.Tensor, dim: int, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
+    """Uniform numbers in (0, 1) of shape (len(h), dim) from an `episode_hash` h: the same
+    mixing as `gaussian_from`, the 32-bit hash's cell centre (h + 0.5) / 2^32 as the draw."""
+    h = _mix(h ^ (sample & _MASK))[:, None]
+    h = _mix(h ^ component_salts(dim, h.device))
+    return ((h.to(torch.float64) + 0.5) * 2.0**-32).to(dtype)
+
+
 TABLE_BITS = 18
 _TABLES: dict[str, torch.Tensor] = {}
 

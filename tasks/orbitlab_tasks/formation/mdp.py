@@ -414,7 +414,9 @@ class WaypointSchedule(CommandTerm):
     def command(self) -> torch.Tensor:
         return self.table[self.index]
 
-    def resample(self, env_ids: torch.Tensor) -> None:
+    takes_masks = True
+
+    def resample(self, worlds: torch.Tensor) -> None:
         """Nothing to draw: the schedule is fixed."""
 
 

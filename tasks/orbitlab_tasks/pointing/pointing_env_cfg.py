@@ -65,19 +65,15 @@ class SlewCommand(CommandTerm):
     def command(self) -> torch.Tensor:
         return self.target
 
-    def resample(self, env_ids: torch.Tensor) -> None:
-        axis = torch.randn(
-            (env_ids.numel(), 3),
-            generator=self.generator,
-            dtype=torch.float64,
-            device=self.env.device,
-        )
+    takes_masks = True
+
+    def resample(self, worlds: torch.Tensor) -> None:
+        axis = self.draw_normal(worlds, 3)
         axis = axis / axis.norm(dim=-1, keepdim=True)
-        angle = self.uniform(env_ids.numel(), 10.0 * DEG, 90.0 * DEG)
-        start = mdp.root_quat(self.env, self.cfg.entity)[env_ids]
-        self.target[env_ids] = quat_multiply(
-            start, quat_from_rotation_vector(axis * angle[:, None])
-        )
+        angle = self.draw_uniform(worlds, 10.0 * DEG, 90.0 * DEG)
+        start = self.rows(mdp.root_quat(self.env, self.cfg.entity), worlds)
+        turn = quat_from_rotation_vector(axis * angle[:, None])
+        self.assign(self.target, worlds, quat_multiply(start, turn))
 
 
 @dataclass(kw_only=True)
