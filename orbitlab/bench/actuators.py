@@ -19,16 +19,15 @@ operations of one call (`orbitlab.bench.calls`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from orbitlab.actuators.allocation import ThrusterAllocator
 from orbitlab.actuators.thrusters import ThrusterGroupCfg
 from orbitlab.bench.calls import calls_per_call
+from orbitlab.bench.rows import Results, interleaved, measure_rows
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.registry import make_env_cfg
 
@@ -62,22 +61,6 @@ def _env(task: str, num_envs: int, fused: bool) -> ManagerBasedRLEnv:
     return env
 
 
-def _interleaved(
-    calls: dict[str, Callable[[], object]], steps: int, trials: int
-) -> dict[str, float]:
-    """Median seconds per call of each function, trials interleaved."""
-    times: dict[str, list[float]] = {key: [] for key in calls}
-    for fn in calls.values():
-        fn()  # warm-up (kernel load, caches)
-    for _ in range(trials):
-        for key, fn in calls.items():
-            start = time.perf_counter()
-            for _ in range(steps):
-                fn()
-            times[key].append((time.perf_counter() - start) / steps)
-    return {key: float(np.median(value)) for key, value in times.items()}
-
-
 def _requests(allocator: ThrusterAllocator, num_envs: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Wrenches of random forces within the limits, a third of them tripled (saturated)."""
     gen = torch.Generator().manual_seed(1)
@@ -95,7 +78,7 @@ def measure_task(task: str, num_envs: int, cfg: ActuatorBenchCfg) -> dict[str, f
         "torch": reference.scene.actuator_stage.apply,
         "fused": fused.scene.actuator_stage.apply,
     }
-    t = _interleaved(stages, cfg.steps, cfg.trials)
+    t = interleaved(stages, cfg.steps, cfg.trials)
     row = {
         "groups": len(fused.scene.actuators),
         "fused_groups": len(fused.scene.actuator_stage.fused),
@@ -113,7 +96,7 @@ def measure_task(task: str, num_envs: int, cfg: ActuatorBenchCfg) -> dict[str, f
         }
         wrench, limits = _requests(solvers["kernel"], num_envs)
         calls = {key: (lambda a=a: a.allocate(wrench, limits)) for key, a in solvers.items()}
-        t = _interleaved(calls, max(1, cfg.steps // 4), cfg.trials)
+        t = interleaved(calls, max(1, cfg.steps // 4), cfg.trials)
         row.update(
             {
                 "allocation_torch_ms": 1e3 * t["torch"],
@@ -130,15 +113,9 @@ def measure_task(task: str, num_envs: int, cfg: ActuatorBenchCfg) -> dict[str, f
 
 def measure_actuators(
     cfg: ActuatorBenchCfg, on_row: Callable[[dict], None] | None = None
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> Results:
     """{task: {num_envs: row}}; `on_row(results)` after every row."""
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    for task in cfg.tasks:
-        for n in cfg.num_envs:
-            results.setdefault(task, {})[str(n)] = measure_task(task, n, cfg)
-            if on_row is not None:
-                on_row(results)
-    return results
+    return measure_rows(cfg.tasks, cfg.num_envs, lambda t, n: measure_task(t, n, cfg), on_row)
 
 
 def format_actuators(results) -> str:

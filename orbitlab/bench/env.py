@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from orbitlab.bench.calls import calls_per_call
+from orbitlab.bench.rows import Results, measure_rows
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.envs.state import get_state, set_state
 from orbitlab.registry import make_env_cfg
@@ -122,21 +123,10 @@ def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]
     }
 
 
-def measure_env(
-    cfg: EnvBenchCfg, on_row: Callable[[dict], None] | None = None
-) -> dict[str, dict[str, dict[str, float]]]:
-    """{task: {num_envs: {env_steps_per_s, physics_steps_per_s, framework_tax, ...}}}.
-
-    `on_row(results)` is called after every (task, num_envs) row, so that a caller can
-    write what is done before a time limit cuts the run short.
-    """
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    for task in cfg.tasks:
-        for n in cfg.num_envs:
-            results.setdefault(task, {})[str(n)] = measure_task(task, n, cfg)
-            if on_row is not None:
-                on_row(results)
-    return results
+def measure_env(cfg: EnvBenchCfg, on_row: Callable[[dict], None] | None = None) -> Results:
+    """{task: {num_envs: {env_steps_per_s, physics_steps_per_s, framework_tax, ...}}};
+    `on_row(results)` after every row (`orbitlab.bench.rows.measure_rows`)."""
+    return measure_rows(cfg.tasks, cfg.num_envs, lambda t, n: measure_task(t, n, cfg), on_row)
 
 
 def format_env(results) -> str:

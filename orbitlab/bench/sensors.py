@@ -12,13 +12,11 @@ task's other sensors (latch, ...) keep their torch update in both envs.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from orbitlab.bench.calls import calls_per_call
+from orbitlab.bench.rows import Results, interleaved, measure_rows
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.registry import make_env_cfg
 
@@ -54,16 +52,7 @@ def measure_task(task: str, num_envs: int, cfg: SensorBenchCfg) -> dict[str, flo
     """One (task, num_envs) row: ms per update of each stage, their ratio, counts."""
     torch_update, _, count = _updater(task, num_envs, fused=False)
     fused_update, fused, _ = _updater(task, num_envs, fused=True)
-    times: dict[str, list[float]] = {"torch": [], "fused": []}
-    for fn in (torch_update, fused_update):
-        fn()  # warm-up (kernel load, caches)
-    for _ in range(cfg.trials):
-        for key, fn in (("torch", torch_update), ("fused", fused_update)):
-            start = time.perf_counter()
-            for _ in range(cfg.steps):
-                fn()
-            times[key].append((time.perf_counter() - start) / cfg.steps)
-    t = {key: float(np.median(value)) for key, value in times.items()}
+    t = interleaved({"torch": torch_update, "fused": fused_update}, cfg.steps, cfg.trials)
     torch_calls, torch_ops = calls_per_call(torch_update)
     fused_calls, fused_ops = calls_per_call(fused_update)
     return {
@@ -79,17 +68,9 @@ def measure_task(task: str, num_envs: int, cfg: SensorBenchCfg) -> dict[str, flo
     }
 
 
-def measure_sensors(
-    cfg: SensorBenchCfg, on_row: Callable[[dict], None] | None = None
-) -> dict[str, dict[str, dict[str, float]]]:
+def measure_sensors(cfg: SensorBenchCfg, on_row: Callable[[dict], None] | None = None) -> Results:
     """{task: {num_envs: row}}; `on_row(results)` after every row."""
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    for task in cfg.tasks:
-        for n in cfg.num_envs:
-            results.setdefault(task, {})[str(n)] = measure_task(task, n, cfg)
-            if on_row is not None:
-                on_row(results)
-    return results
+    return measure_rows(cfg.tasks, cfg.num_envs, lambda t, n: measure_task(t, n, cfg), on_row)
 
 
 def format_sensors(results) -> str:
