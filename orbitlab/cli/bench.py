@@ -162,11 +162,8 @@ def partial_writer(args: dict[str, Any], mode: str, rows: int | None = None):
 
 def run_env(args: dict[str, Any]) -> dict:
     from orbitlab.bench.env import EnvBenchCfg, format_env, measure_env, plot_env
-    from orbitlab.registry import get_task
-    from orbitlab.registry import tasks as all_tasks
 
-    names = args["tasks"] or [spec.name for spec in all_tasks()]
-    tasks = tuple(get_task(name).name for name in names)
+    tasks = _chosen_tasks(args)
     num_envs = tuple(args["nworld"] or (1024, 4096))
     results = measure_env(
         EnvBenchCfg(
@@ -188,40 +185,43 @@ def run_env(args: dict[str, Any]) -> dict:
     return results
 
 
-def run_sensors(args: dict[str, Any]) -> dict:
-    from orbitlab.bench.sensors import SensorBenchCfg, format_sensors, measure_sensors
+def _chosen_tasks(args: dict[str, Any]) -> tuple[str, ...]:
+    """The `tasks` argument's registered names, or every registered task."""
     from orbitlab.registry import get_task
     from orbitlab.registry import tasks as all_tasks
 
     names = args["tasks"] or [spec.name for spec in all_tasks()]
-    tasks = tuple(get_task(name).name for name in names)
+    return tuple(get_task(name).name for name in names)
+
+
+def run_stage_bench(args: dict[str, Any], mode: str, cfg_class, measure, title: str) -> dict:
+    """A per-task stage benchmark (sensors, actuators): kernel against torch, per env count."""
+    tasks = _chosen_tasks(args)
     num_envs = tuple(args["nworld"] or (256, 1024))
-    results = measure_sensors(
-        SensorBenchCfg(
-            tasks=tasks, num_envs=num_envs, steps=args["steps"] or 20, trials=args["trials"] or 7
-        ),
-        on_row=partial_writer(args, "sensors", rows=len(tasks) * len(num_envs)),
+    cfg = cfg_class(
+        tasks=tasks, num_envs=num_envs, steps=args["steps"] or 20, trials=args["trials"] or 7
     )
-    print(f"sensor benchmark (cpu backend, {os.cpu_count()} CPUs; ms per sensor update)")
+    results = measure(cfg, on_row=partial_writer(args, mode, rows=len(tasks) * len(num_envs)))
+    print(f"{title} (cpu backend, {os.cpu_count()} CPUs; ms per call)")
+    return results
+
+
+def run_sensors(args: dict[str, Any]) -> dict:
+    from orbitlab.bench.sensors import SensorBenchCfg, format_sensors, measure_sensors
+
+    results = run_stage_bench(
+        args, "sensors", SensorBenchCfg, measure_sensors, "sensor benchmark, per sensor update"
+    )
     print(format_sensors(results))
     return results
 
 
 def run_actuators(args: dict[str, Any]) -> dict:
     from orbitlab.bench.actuators import ActuatorBenchCfg, format_actuators, measure_actuators
-    from orbitlab.registry import get_task
-    from orbitlab.registry import tasks as all_tasks
 
-    names = args["tasks"] or [spec.name for spec in all_tasks()]
-    tasks = tuple(get_task(name).name for name in names)
-    num_envs = tuple(args["nworld"] or (256, 1024))
-    results = measure_actuators(
-        ActuatorBenchCfg(
-            tasks=tasks, num_envs=num_envs, steps=args["steps"] or 20, trials=args["trials"] or 7
-        ),
-        on_row=partial_writer(args, "actuators", rows=len(tasks) * len(num_envs)),
+    results = run_stage_bench(
+        args, "actuators", ActuatorBenchCfg, measure_actuators, "actuator benchmark"
     )
-    print(f"actuator benchmark (cpu backend, {os.cpu_count()} CPUs; ms per call)")
     print(format_actuators(results))
     return results
 
