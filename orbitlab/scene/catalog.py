@@ -45,6 +45,7 @@ ASSETS: dict[str, str] = {
     "station_module": "station_module.xml",
     "arm_bus": "arm_bus.xml",
     "solar_array_sat": "solar_array_sat.xml",
+    "client_sat": "client_sat.xml",
 }
 """Short asset name -> MJCF file name in the package's assets folder."""
 
@@ -336,6 +337,14 @@ def solar_array_sat_elements() -> ElementSet:
     )
 
 
+def client_sat_elements() -> ElementSet:
+    """Defunct client: 6 bus faces (cells +z), 0.3 A m^2 residual; no actuators."""
+    return ElementSet(
+        surfaces=_box_faces("bus", (0.5, 0.4, 0.3), cells=("face_pz",)),
+        dipoles=_dipole("bus", (0.2, -0.1, 0.2)),
+    )
+
+
 ELEMENTS: dict[str, Callable[[], ElementSet]] = {
     "cubesat_3u": cubesat_3u_elements,
     "cubesat_6u": cubesat_6u_elements,
@@ -345,6 +354,7 @@ ELEMENTS: dict[str, Callable[[], ElementSet]] = {
     "station_module": station_module_elements,
     "arm_bus": arm_bus_elements,
     "solar_array_sat": solar_array_sat_elements,
+    "client_sat": client_sat_elements,
 }
 """Short asset name -> the function returning its orbit-layer elements."""
 
