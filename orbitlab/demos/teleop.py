@@ -13,11 +13,16 @@ scale). Each action term of the env takes its part (terms in the action manager'
   magnetorquers give a = c[3:6]. For magnetorquers this commands dipole fractions per
   axis, not a torque (m x B depends on the field): a direct, not an ideal, mapping.
 * `ActuatorAction` on a 6-element ideal wrench group: the whole c.
+* `JointVelocityAction` with an `end_effector` site (an arm): c is the site's twist in its
+  spacecraft's root-body axes, 5 cm/s and 0.2 rad/s per unit (`ARM_SPEED_MPS`,
+  `ARM_RATE_RAD_S`), turned into joint rates at the current state through the generalized
+  Jacobian (zero momentum, `orbitlab.scene.free_floating`), over the term's rate limit.
 Any other term raises ValueError naming it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,8 +31,15 @@ import torch
 from orbitlab.managers.action_manager import (
     ActuatorAction,
     GraphInputAction,
+    JointVelocityAction,
     ThrusterWrenchAction,
 )
+from orbitlab.scene.free_floating import FIELDS, FreeFloating, damped_least_squares
+
+ARM_SPEED_MPS = 0.05
+"""An arm's end-effector speed per unit device command, m/s."""
+ARM_RATE_RAD_S = 0.2
+"""An arm's end-effector turn rate per unit device command, rad/s."""
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -36,8 +48,10 @@ if TYPE_CHECKING:
 @dataclass
 class _Part:
     name: str
-    matrix: torch.Tensor
-    """(dim, 6): action part = clip(matrix @ c)."""
+    matrix: torch.Tensor | None
+    """(dim, 6): action part = clip(matrix @ c); None where `state_map` gives it."""
+    state_map: Callable[[torch.Tensor], torch.Tensor] | None = None
+    """c (6,) -> action part (dim,) at the current state (an arm's joint rates)."""
 
 
 class TeleopMapping:
@@ -47,7 +61,10 @@ class TeleopMapping:
         self.env = env
         self.parts: list[_Part] = []
         for name, term in env.action_manager.terms.items():
-            self.parts.append(_Part(name, self._matrix(name, term)))
+            if isinstance(term, JointVelocityAction) and term.cfg.end_effector:
+                self.parts.append(_Part(name, None, _ArmTwist(env, term)))
+            else:
+                self.parts.append(_Part(name, self._matrix(name, term)))
         self.action_dim = env.action_manager.total_dim
 
     @staticmethod
@@ -73,7 +90,10 @@ class TeleopMapping:
 
     def __call__(self, command: torch.Tensor) -> torch.Tensor:
         c = torch.as_tensor(command, dtype=torch.float64).reshape(6).cpu()
-        parts = [(p.matrix @ c).clamp(-1.0, 1.0) for p in self.parts]
+        parts = [
+            (p.state_map(c) if p.matrix is None else p.matrix @ c).clamp(-1.0, 1.0)
+            for p in self.parts
+        ]
         action = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
         return action.to(torch.float32).reshape(1, -1).to(self.env.device)
 
@@ -82,6 +102,9 @@ class TeleopMapping:
         labels = ("fx", "fy", "fz", "tx", "ty", "tz")
         lines = []
         for p in self.parts:
+            if p.matrix is None:
+                lines.append(f"{p.name}: end-effector twist [vx, vy, vz, wx, wy, wz] = c")
+                continue
             rows = [
                 "+".join(f"{float(w):g}*{labels[j]}" for j, w in enumerate(row) if abs(w) > 0)
                 or "0"
@@ -89,3 +112,31 @@ class TeleopMapping:
             ]
             lines.append(f"{p.name}: [{', '.join(rows)}]")
         return "\n".join(lines)
+
+
+class _ArmTwist:
+    """c -> the joint rates (over the term's rate limit) that move an arm's end effector at
+    the twist c in its root body's axes, in world 0 (teleoperation drives one world)."""
+
+    def __init__(self, env: ManagerBasedRLEnv, term: JointVelocityAction):
+        m = env.scene.mj_model
+        site = env.scene.site_id(str(term.cfg.end_effector))
+        self.env, self.site = env, site
+        self.body = int(m.site_bodyid[site])
+        self.free = FreeFloating(m, int(m.body_rootid[self.body]))
+        joints = m.actuator_trnid[term.group.ids.cpu().numpy(), 0]
+        dofs = self.free.dofs.tolist()
+        self.columns = [dofs.index(int(m.jnt_dofadr[j])) - 6 for j in joints]
+        self.root = int(m.body_rootid[self.body])
+        self.scale = torch.as_tensor(term.cfg.scale, dtype=torch.float64)
+
+    def __call__(self, c: torch.Tensor) -> torch.Tensor:
+        view = self.env.scene.view
+        fields = {f: view.array(f)[:1].to(torch.float64).cpu() for f in FIELDS}
+        kin = self.free.kinematics(fields)
+        rotation = fields["xmat"][0, self.root].reshape(3, 3)
+        twist = torch.cat((rotation @ c[:3] * ARM_SPEED_MPS, rotation @ c[3:] * ARM_RATE_RAD_S))
+        point = view.array("site_xpos")[:1, self.site].to(torch.float64).cpu()
+        jstar = self.free.generalized_jacobian(kin, self.free.point_jacobian(kin, self.body, point))
+        rates = damped_least_squares(jstar[..., self.columns], twist[None], 0.05)[0]
+        return rates / self.scale

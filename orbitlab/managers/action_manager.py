@@ -7,8 +7,9 @@ it on once per environment step; actuator groups hold commands between steps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+import mujoco
 import torch
 
 from orbitlab import sync
@@ -38,7 +39,7 @@ class ActionTermCfg:
 class ActionTerm(Stateful):
     """Maps `dim` raw action components to a command."""
 
-    state_attrs = ()
+    state_attrs: ClassVar[tuple[str, ...]] = ()
 
     dim: int
 
@@ -55,6 +56,9 @@ class ActionTerm(Stateful):
     def apply(self, command: torch.Tensor) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """After the reset events of `env_ids` (their new state is in place); default nothing."""
+
 
 class ActuatorAction(ActionTerm):
     def __init__(self, cfg: ActuatorActionCfg, env: ManagerBasedRLEnv):
@@ -68,6 +72,54 @@ class ActuatorAction(ActionTerm):
 
     def apply(self, command):
         self.group.set_command(command)
+
+
+class JointVelocityAction(ActionTerm):
+    """Joint rates (rad/s) integrated into the targets of a group of MuJoCo position servos.
+
+    Each env step the targets move by rate x the env step and are clamped to the servos'
+    control ranges, so the action's scale is the joints' rate limit; a reset restarts the
+    targets from the joints' positions (after the reset events).
+    """
+
+    state_attrs = ("target",)
+
+    def __init__(self, cfg: JointVelocityActionCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        if cfg.group not in env.scene.actuators:
+            raise ValueError(
+                f"action: no actuator group '{cfg.group}' (have: {', '.join(env.scene.actuators)})"
+            )
+        self.group = env.scene.actuators[cfg.group]
+        m = env.scene.mj_model
+        ids = self.group.ids.cpu().numpy()
+        servo = (m.actuator_trntype[ids] == mujoco.mjtTrn.mjTRN_JOINT) & (
+            m.actuator_biastype[ids] == mujoco.mjtBias.mjBIAS_AFFINE
+        )
+        if not (self.group.kind == "mujoco" and servo.all()):
+            raise ValueError(
+                f"action: actuator group '{cfg.group}' must be MuJoCo position servos on joints"
+            )
+        adr = m.jnt_qposadr[m.actuator_trnid[ids, 0]]
+        self.qpos_adr = torch.as_tensor(adr, dtype=torch.long, device=env.device)
+        self.dim = int(ids.size)
+        low, high = self.group.limits()
+        self.low = low.to(device=env.device, dtype=torch.float64)
+        self.high = high.to(device=env.device, dtype=torch.float64)
+        self.step_dt = env.step_dt
+        self.target = self._joint_positions().clone()
+
+    def apply(self, command):
+        moved = self.target + command * self.step_dt
+        self.target.copy_(torch.minimum(torch.maximum(moved, self.low), self.high))
+        self.group.set_command(self.target)
+
+    def _joint_positions(self) -> torch.Tensor:
+        return self.env.scene.view.array("qpos")[:, self.qpos_adr].to(torch.float64)
+
+    def reset(self, env_ids):
+        self.target[env_ids] = self._joint_positions()[env_ids]
+        self.group.set_command(self.target[env_ids], env_ids)
 
 
 class ThrusterWrenchAction(ActionTerm):
@@ -118,6 +170,19 @@ class ActuatorActionCfg(ActionTermCfg):
     class_type: type = ActuatorAction
     group: str = ""
     """Actuator group key, e.g. 'sat/wheels'."""
+
+
+@dataclass(kw_only=True)
+class JointVelocityActionCfg(ActionTermCfg):
+    """Joint rates integrated into the targets of MuJoCo position servos ('entity/group');
+    `scale` is the rate per unit action, rad/s (the joints' rate limit)."""
+
+    class_type: type = JointVelocityAction
+    group: str = ""
+    """Actuator group key, e.g. 'bot/arm' (MuJoCo position servos on joints)."""
+    end_effector: str | None = None
+    """The site the joints move, 'entity/site' (e.g. 'bot/grasp'): teleoperation maps a 6-DOF
+    device command to its twist through the generalized Jacobian (None: no teleoperation)."""
 
 
 @dataclass(kw_only=True)
@@ -195,6 +260,8 @@ class ActionManager(Stateful):
     def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
         self.action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
+        for term in self.terms.values():
+            term.reset(env_ids)
         return {}
 
     def __str__(self) -> str:

@@ -207,6 +207,20 @@ class FreeFloating:
         """[P (N s); L about the COM (N m s)] (N, 6), world axes, from MuJoCo's qvel (N, nv)."""
         return (kin.momentum_matrix @ qvel[:, self.dofs, None])[..., 0]
 
+    def joint_rates(
+        self,
+        kin: Kinematics,
+        body: int | str,
+        point: torch.Tensor,
+        twist: torch.Tensor,
+        damping: float = 0.05,
+    ) -> torch.Tensor:
+        """Joint rates (N, nv - 6) that move `point` (N, 3, world m, fixed to `body`) at
+        `twist` (N, 6: m/s, rad/s, world axes) with zero momentum: damped least squares
+        J*^T (J* J*^T + damping^2 I)^-1 twist, which stays bounded near singularities."""
+        jstar = self.generalized_jacobian(kin, self.point_jacobian(kin, body, point))
+        return damped_least_squares(jstar, twist, damping)
+
     def _dof_axes(
         self, fields: dict[str, torch.Tensor], xmat: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -227,3 +241,13 @@ class FreeFloating:
             fields["xanchor"][:, self._dof_joint],
         )
         return axis, anchor
+
+
+def damped_least_squares(
+    jacobian: torch.Tensor, twist: torch.Tensor, damping: float
+) -> torch.Tensor:
+    """x minimising |J x - twist|^2 + damping^2 |x|^2: J^T (J J^T + damping^2 I)^-1 twist,
+    for J (N, m, n) and twist (N, m); returns (N, n)."""
+    eye = torch.eye(jacobian.shape[-2], dtype=jacobian.dtype, device=jacobian.device)
+    gram = jacobian @ jacobian.transpose(-1, -2) + damping**2 * eye
+    return (jacobian.transpose(-1, -2) @ torch.linalg.solve(gram, twist[..., None]))[..., 0]

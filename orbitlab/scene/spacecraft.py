@@ -118,7 +118,9 @@ def docking_target(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> PassiveObjectCfg:
     )
 
 
-def client_sat(pos_m: Vec3 = (0.0, 0.0, 0.0), quat: Quat = (1.0, 0.0, 0.0, 0.0)) -> PassiveObjectCfg:
+def client_sat(
+    pos_m: Vec3 = (0.0, 0.0, 0.0), quat: Quat = (1.0, 0.0, 0.0, 0.0)
+) -> PassiveObjectCfg:
     """A defunct 80 kg satellite with a grapple fixture (a post) on +x, for capture tasks."""
     return PassiveObjectCfg(
         mjcf="client_sat", pos_m=pos_m, quat=quat, elements=catalog.client_sat_elements()

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from orbitlab.envs.registration import register_task as register_gym
 from orbitlab.registry import entry_point, get_task, tasks
 
-for _folder in ("detumble", "pointing", "docking", "formation"):  # registers, in this order
+_FOLDERS = ("detumble", "pointing", "docking", "formation", "reach")
+for _folder in _FOLDERS:  # registers, in this order
     importlib.import_module(f"orbitlab_tasks.{_folder}")
 
 TASKS: dict[str, object] = {spec.name: spec for spec in tasks()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import mujoco
 import numpy as np
 import torch
 
@@ -23,6 +24,7 @@ __all__ = [
     "apply_angular_impulse",
     "randomize_mass",
     "randomize_orbit",
+    "reset_joints_uniform",
     "reset_root_attitude",
     "reset_root_pose_uniform",
     "reset_root_rates",
@@ -78,6 +80,41 @@ def reset_root_attitude(
     entity.handle.set_root_state(
         env_ids, refresh=False, quat=random_unit_quat(env, env_ids.numel())
     )
+
+
+def reset_joints_uniform(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    entity: SceneEntityCfg,
+    joints: tuple[str, ...],
+    low_rad,
+    high_rad,
+) -> None:
+    """Positions of an entity's hinge or slide `joints` (names without the entity prefix)
+    drawn uniformly in [low, high] (rad or m, one bound for all or one per joint), at rest."""
+    m = env.scene.mj_model
+    name = entity.name
+    ids = []
+    for joint in joints:
+        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{name}/{joint}")
+        if j < 0 or int(m.jnt_type[j]) not in (
+            int(mujoco.mjtJoint.mjJNT_HINGE),
+            int(mujoco.mjtJoint.mjJNT_SLIDE),
+        ):
+            raise ValueError(
+                f"reset_joints_uniform: entity '{name}' has no hinge or slide {joint!r}"
+            )
+        ids.append(j)
+    qpos, qvel = env.scene.view.array("qpos"), env.scene.view.array("qvel")
+    low = torch.as_tensor(low_rad, dtype=torch.float64, device=env.device).expand(len(ids))
+    high = torch.as_tensor(high_rad, dtype=torch.float64, device=env.device).expand(len(ids))
+    value = _uniform(env, env_ids, low, high)
+    qpos_adr = torch.as_tensor(m.jnt_qposadr[ids], dtype=torch.long, device=env.device)
+    dof_adr = torch.as_tensor(m.jnt_dofadr[ids], dtype=torch.long, device=env.device)
+    rows = env_ids[:, None]
+    qpos[rows, qpos_adr] = value.to(qpos.dtype)
+    qvel[rows, dof_adr] = 0.0
+    env.scene.view.invalidate()
 
 
 def reset_root_pose_uniform(
