@@ -17,6 +17,14 @@ from orbitlab.sensors.inertial import (
     SunSensor,
     SunSensorCfg,
 )
+from orbitlab.sensors.manipulator import (
+    EndEffectorPose,
+    EndEffectorPoseCfg,
+    GrapplePose,
+    GrapplePoseCfg,
+    JointEncoder,
+    JointEncoderCfg,
+)
 from orbitlab.sensors.navigation import (
     DockingLatch,
     DockingLatchCfg,
@@ -35,10 +43,16 @@ __all__ = [
     "CameraCfg",
     "DockingLatch",
     "DockingLatchCfg",
+    "EndEffectorPose",
+    "EndEffectorPoseCfg",
     "Gnss",
     "GnssCfg",
+    "GrapplePose",
+    "GrapplePoseCfg",
     "Gyro",
     "GyroCfg",
+    "JointEncoder",
+    "JointEncoderCfg",
     "Magnetometer",
     "MagnetometerCfg",
     "RangeBearing",
