@@ -91,6 +91,16 @@ def quat_from_rotation_vector(r: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.cos(half), scale * r], -1)
 
 
+def rotation_vector_from_quat(q: torch.Tensor) -> torch.Tensor:
+    """Rotation vectors (N, 3) (axis times angle in [0, pi], rad) of unit quaternions (N, 4);
+    q and -q give the same vector."""
+    q = torch.where(q[:, :1] < 0.0, -q, q)
+    vec = q[:, 1:]
+    sin_half = torch.linalg.vector_norm(vec, dim=-1, keepdim=True)
+    angle = 2.0 * torch.atan2(sin_half, q[:, :1])
+    return vec * angle / sin_half.clamp_min(1e-12)
+
+
 def quat_angle(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Rotation angle between two unit quaternions, rad, in [0, pi]."""
     dot = (a * b).sum(-1).abs().clamp(max=1.0)

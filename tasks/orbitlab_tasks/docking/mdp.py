@@ -35,6 +35,7 @@ from orbitlab.sensors.rotations import (
     quat_to_matrix,
     rotate,
     rotate_inverse,
+    rotation_vector_from_quat,
 )
 from orbitlab.stateful import Stateful
 
@@ -228,7 +229,7 @@ def rotation_vector(env: ManagerBasedRLEnv, chaser: SceneEntityCfg, truth: bool)
     simulation state (shared, read-only)."""
     return env.scene.view.memo(
         ("docking/rotation_vector", chaser.name, bool(truth)),
-        lambda: _rotation_vector(error_quaternion(env, chaser, truth)),
+        lambda: rotation_vector_from_quat(error_quaternion(env, chaser, truth)),
     )
 
 
@@ -570,15 +571,7 @@ def body_rate_norm(env: ManagerBasedRLEnv, chaser: SceneEntityCfg) -> torch.Tens
 def rotation_vector_from(body_to_port: torch.Tensor) -> torch.Tensor:
     """Rotation vector (axis x angle, rad, body axes) of the chaser's rotation away from
     the docking attitude (N, 3)."""
-    return _rotation_vector(error_quaternion_from(body_to_port))
-
-
-def _rotation_vector(q: torch.Tensor) -> torch.Tensor:
-    q = torch.where(q[:, :1] < 0.0, -q, q)
-    vec = q[:, 1:]
-    sin_half = torch.linalg.vector_norm(vec, dim=-1, keepdim=True)
-    angle = 2.0 * torch.atan2(sin_half, q[:, :1])
-    return vec * angle / sin_half.clamp_min(1e-12)
+    return rotation_vector_from_quat(error_quaternion_from(body_to_port))
 
 
 def reference_rate(

@@ -39,7 +39,11 @@ from orbitlab.managers.action_manager import ActuatorActionCfg
 from orbitlab.managers.command_manager import CommandTerm, CommandTermCfg
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
-from orbitlab.sensors.rotations import quat_from_rotation_vector, quat_multiply
+from orbitlab.sensors.rotations import (
+    quat_from_rotation_vector,
+    quat_multiply,
+    rotation_vector_from_quat,
+)
 
 if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -96,17 +100,9 @@ def pointed(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     return (error_angle(env, entity) < 0.5 * DEG) & (mdp.ang_vel_norm(env, entity) < 0.05 * DEG)
 
 
-def rotation_vector(q_e: torch.Tensor) -> torch.Tensor:
-    """Rotation vector (axis times angle, rad) of error quaternions with w >= 0, (N, 3)."""
-    vec = q_e[:, 1:]
-    sin_half = vec.norm(dim=-1, keepdim=True)
-    angle = 2.0 * torch.atan2(sin_half, q_e[:, :1])
-    return vec * angle / sin_half.clamp(min=1e-12)
-
-
 def measured_rotation(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """Measured error (star tracker vs the command) as a rotation vector in body axes, rad."""
-    return rotation_vector(
+    return rotation_vector_from_quat(
         attitude_error(
             entity.sensors["star_tracker"].value, env.command_manager.command("attitude")
         )
@@ -150,7 +146,7 @@ def rate_profile(rotation: torch.Tensor) -> torch.Tensor:
 
 def true_rotation(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """True error as a rotation vector in body axes, rad, (N, 3) (privileged)."""
-    return rotation_vector(
+    return rotation_vector_from_quat(
         attitude_error(mdp.root_quat(env, entity), env.command_manager.command("attitude"))
     )
 

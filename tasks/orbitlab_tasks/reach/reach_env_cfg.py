@@ -41,6 +41,7 @@ from orbitlab.sensors.rotations import (
     quat_from_rotation_vector,
     quat_multiply,
     quat_to_matrix,
+    rotation_vector_from_quat,
 )
 
 if TYPE_CHECKING:
@@ -164,17 +165,9 @@ def pose_error(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
         position, rotation = grasp_pose(env)
         target = env.command_manager.command("target")
         error_rot = quat_to_matrix(target[:, 3:]) @ rotation.transpose(-1, -2)
-        return target[:, :3] - position, rotation_vector(quat_from_matrix(error_rot))
+        return target[:, :3] - position, rotation_vector_from_quat(quat_from_matrix(error_rot))
 
     return env.scene.view.memo("reach/pose_error", compute)
-
-
-def rotation_vector(q: torch.Tensor) -> torch.Tensor:
-    """Rotation vector (axis times angle in [0, pi], rad) of quaternions, (N, 3)."""
-    q = torch.where(q[:, :1] < 0, -q, q)
-    sin_half = q[:, 1:].norm(dim=-1, keepdim=True)
-    angle = 2.0 * torch.atan2(sin_half, q[:, :1])
-    return q[:, 1:] * angle / sin_half.clamp(min=1e-12)
 
 
 def position_error(env: ManagerBasedRLEnv) -> torch.Tensor:
