@@ -65,6 +65,8 @@ TARGET_TURN_RAD_S = 1.0 * DEG
 POSITION_TOL_M = 0.02
 ANGLE_TOL_RAD = 2.0 * DEG
 HOLD_S = 1.0
+DAMPING = 0.05
+"""Damping of the least-squares inverse of the gripper's Jacobian (m, rad)."""
 BOT = SceneEntityCfg("bot")
 """The servicer."""
 
@@ -208,6 +210,50 @@ def target_motion_b(env: ManagerBasedRLEnv) -> torch.Tensor:
     return torch.cat((drift, _in_bus_axes(env, term.turn_rate) / TARGET_TURN_RAD_S), -1)
 
 
+class ArmJacobian:
+    """The gripper's Jacobian over the six arm joints, (N, 6, 6): [v (m/s); w (rad/s)] per
+    unit joint rate, world axes, generalized (zero momentum, the bus's reaction included)
+    or fixed-base (`free_floating=False`); computed at most once per state."""
+
+    def __init__(self, env: ManagerBasedRLEnv):
+        self.env = env
+        self.free = FreeFloating(env.scene.mj_model, "bot/bus", device=env.device)
+        dofs = self.free.dofs.tolist()
+        arm = _arm_columns(env, "qvel").tolist()
+        self.columns = torch.as_tensor([dofs.index(d) - 6 for d in arm], device=env.device)
+        self.hand = int(env.scene.mj_model.site_bodyid[_site_id(env)])
+
+    def __call__(self, free_floating: bool = True) -> torch.Tensor:
+        return self.env.scene.view.memo(
+            ("reach/arm_jacobian", free_floating), lambda: self._compute(free_floating)
+        )
+
+    def _compute(self, free_floating: bool) -> torch.Tensor:
+        view = self.env.scene.view
+        kin = self.free.kinematics({name: view.array(name).to(torch.float64) for name in FIELDS})
+        position, _ = grasp_pose(self.env)
+        jacobian = self.free.point_jacobian(kin, self.hand, position)
+        if free_floating:
+            return self.free.generalized_jacobian(kin, jacobian)[..., self.columns]
+        return jacobian[..., 6:][..., self.columns]
+
+
+class joint_space_error:
+    """The joint motion (rad) that would close the pose error at zero momentum,
+    J*^+ [position error; angle error] (damped least squares through the generalized
+    Jacobian), (N, 6): the operational-space error as the joints see it."""
+
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
+        self.jacobian = ArmJacobian(env)
+
+    def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
+        def compute():
+            dp, dr = pose_error(env)
+            return damped_least_squares(self.jacobian(), torch.cat((dp, dr), -1), DAMPING)
+
+        return env.scene.view.memo("reach/joint_space_error", compute)
+
+
 def _arm_columns(env: ManagerBasedRLEnv, kind: str) -> torch.Tensor:
     m = env.scene.mj_model
     joints = [m.joint(f"bot/{name}") for name in ARM_JOINTS]
@@ -273,6 +319,10 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             func=angle_error_b, scale=1.0 / (3.0 * DEG), clip=(-1.0, 1.0)
         ),
         "target_motion": ObservationTermCfg(func=target_motion_b),
+        "joint_error": ObservationTermCfg(func=joint_space_error, scale=1.0 / 0.3),
+        "joint_error_fine": ObservationTermCfg(
+            func=joint_space_error, scale=1.0 / 0.03, clip=(-1.0, 1.0)
+        ),
         "bus_rate": ObservationTermCfg(func=mdp.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
         "last_action": ObservationTermCfg(func=mdp.last_action),
     }
@@ -358,37 +408,24 @@ class ResolvedRateNode(SceneNode):
         free_floating: bool = True,
     ):
         super().__init__(cfg, name, env)
-        self.gain, self.damping = gain, 0.05
+        self.gain = gain
         self.free_floating = free_floating
         """False: the fixed-base Jacobian J_m, blind to the bus's reaction (for comparison)."""
-        self.free = FreeFloating(env.scene.mj_model, "bot/bus", device=env.device)
-        dofs = self.free.dofs.tolist()
-        arm = _arm_columns(env, "qvel").tolist()
-        self.columns = torch.as_tensor([dofs.index(d) - 6 for d in arm], device=env.device)
-        self.hand = int(env.scene.mj_model.site_bodyid[_site_id(env)])
+        self.jacobian = ArmJacobian(env)
         self.target = joint_pos(env).clone()
 
     def reset_state(self, worlds):
         self.target[worlds] = joint_pos(self.env)[worlds]
 
     def compute(self, inputs):
-        env = self.env
-        view = env.scene.view
-        kin = self.free.kinematics({name: view.array(name).to(torch.float64) for name in FIELDS})
-        position, _ = grasp_pose(env)
-        dp, dr = pose_error(env)
-        term = target_term(env)
+        dp, dr = pose_error(self.env)
+        term = target_term(self.env)
         v = term.velocity + self.gain * dp
         w = term.turn_rate + self.gain * dr
         v = v * (0.1 / v.norm(dim=-1, keepdim=True).clamp(min=0.1))
         w = w * (0.3 / w.norm(dim=-1, keepdim=True).clamp(min=0.3))
-        jacobian = self.free.point_jacobian(kin, self.hand, position)
-        if self.free_floating:
-            jacobian = torch.cat(
-                (jacobian[..., :6], self.free.generalized_jacobian(kin, jacobian)), -1
-            )
-        jstar = jacobian[..., 6:][..., self.columns]
-        rates = damped_least_squares(jstar, torch.cat((v, w), -1), self.damping)
+        twist = torch.cat((v, w), -1)
+        rates = damped_least_squares(self.jacobian(self.free_floating), twist, DAMPING)
         rates = rates.clamp(-MAX_JOINT_RATE_RAD_S, MAX_JOINT_RATE_RAD_S)
         due = self.due[:, None]
         moved = self.target + rates * self.update_period_s
