@@ -27,6 +27,7 @@ def test_rate_limit_slews_the_servo_targets():
     command[:, 2] = 1.0
     command[1, 0] = -0.02
     arm.set_command(command)
+
     def ctrl():
         return scene.view.array("ctrl")[:, arm.ids]  # a copy (index gather): read afresh
 
