@@ -60,9 +60,11 @@ def test_reset_puts_the_chaser_in_the_corridor():
     state = mdp.truth_state(env, chaser(env))
     rng = torch.linalg.vector_norm(state["pos"], dim=-1)
     lateral = torch.linalg.vector_norm(state["pos"][:, :2], dim=-1)
-    # Tip range 5-30 m and lateral <= 1 m by construction (1 mm: float round-off).
-    assert bool((rng > 5.0 - 1e-3).all() and (rng < 30.0 + 1.0).all())
-    assert bool((lateral <= 1.0 + 1e-3).all())
+    # The training config starts at the curriculum's first range, 2-6 m along the axis,
+    # with lateral <= 0.2 x that (1 mm: float round-off).
+    along = state["pos"][:, 2]
+    assert bool((along > 2.0 - 1e-3).all() and (along < 6.0 + 1e-3).all())
+    assert bool((lateral <= docking_env_cfg.LATERAL_PER_RANGE * along + 1e-3).all())
     # Attitude within 5 deg of the docking attitude (the probe axis is then within 5 deg).
     assert bool((state["misalignment"] <= 5.0 * mdp.DEG + 1e-6).all())
     assert not bool(mdp.left_corridor(env, chaser(env)).any())
@@ -116,6 +118,45 @@ def test_collision_impact_and_funnel_contact():
     assert fired["impact"].tolist() == [False, True, False]
     assert not bool(fired["success"].any() or fired["corridor"].any())
     assert funnel_contact
+
+
+def test_evaluation_worlds_start_5_to_30_m_out_within_1_m_of_the_axis():
+    """The play variant (no curriculum) draws the full range; the lateral cap of 0.2 x range
+    is 1 m or more there, so it leaves the 1 m disc as it was."""
+    cfg = docking_env_cfg.env_cfg(num_envs=64)
+    cfg.curriculum = {}
+    env = ManagerBasedRLEnv(cfg)
+    pos = mdp.truth_state(env, chaser(env))["pos"]
+    lateral = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+    # tip 5-30 m along the axis and <= 1 m off it (1 mm: float round-off)
+    assert bool((pos[:, 2] > 5.0 - 1e-3).all() and (pos[:, 2] < 30.0 + 1e-3).all())
+    assert bool((lateral <= 1.0 + 1e-3).all()) and float(lateral.max()) > 0.8
+
+
+def test_approach_shaping_sums_to_the_potential_gained():
+    """`approach_progress` is potential-based: over the steps of an episode its reward adds
+    up to the change of the approach potential, whatever the path (1e-9: float64 sums);
+    moving in along the axis earns, standing still earns nothing."""
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=2))
+    _place_tips(env, [[0.0, 0.0, 0.8], [0.3, 0.0, 0.8]], speed_mps=0.05)
+    params = env.cfg.rewards["approach"].params
+    scales = {k: v for k, v in params.items() if k != "chaser"}
+    c = chaser(env)
+
+    def potential():
+        pos = mdp.truth_state(env, c)["pos"]
+        return mdp.approach_potential(pos, params["range_scale_m"], params["lateral_scale_m"])
+
+    shaping = mdp.approach_progress(env.cfg.rewards["approach"], env)
+    env.step(torch.zeros((2, 6)))  # episode_length 1: the first step pays nothing
+    assert float(shaping(env, c, **scales).abs().max()) == 0.0
+    start = potential()
+    total = torch.zeros(2, dtype=torch.float64)
+    for _ in range(40):
+        env.step(torch.zeros((2, 6)))
+        total += shaping(env, c, **scales) * env.step_dt
+    assert torch.allclose(total, potential() - start, atol=1e-9)
+    assert bool((total > 0).all()) and float(total[0]) > float(total[1])  # on the axis: more
 
 
 def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:
