@@ -302,7 +302,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         },
         curriculum={
             # Start 2-6 m out; widen to the full 5-30 m as the policy docks. Each decision
-            # pools 64 ended episodes: >= 80 % soft captures promote by 0.1, < 50 % demote
+            # pools 64 ended episodes: >= 60 % soft captures promote by 0.1, < 30 % demote
             # by 0.1, in between the level holds (logged as Curriculum/start_distance).
             "start_distance": CurriculumTermCfg(
                 func=core.grow_range_on_success,
@@ -312,8 +312,8 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                     "start": CURRICULUM_START_M,
                     "final": RANGE_M,
                     "step": 0.1,
-                    "promote_rate": 0.8,
-                    "demote_rate": 0.5,
+                    "promote_rate": 0.6,
+                    "demote_rate": 0.3,
                     "min_episodes": 64,
                 },
             ),
