@@ -107,8 +107,12 @@ SPEED_FRACTION = 0.85
 (a margin under the `overspeed` limit)."""
 FORCE_SCALE_N = 20.0
 """RL action: body force per unit action, N (x: 88 N, y and z: 44 N available)."""
-TORQUE_SCALE_NM = 5.0
-"""RL action: body torque per unit action, N m."""
+TORQUE_SCALE_NM = 0.5
+"""RL action: body torque per unit action, N m (1.7 deg/s^2 on the chaser's ~17 kg m^2: it
+nulls the 0.1 deg/s initial rates in 0.1 s). The action is pulse-modulated, so every
+request reaches the valves, the exploration noise included: at 5 N m the initial std of
+0.1 alone (0.5 N m) random-walks the body rates by ~2 deg/s in 10 s, and a run so
+configured drifted ~30 deg off the docking attitude and never approached."""
 SENSORS = ("gyro", "star_tracker", "gnss", "relative_nav", "latch")
 ATTITUDE_REWARDS = ("attitude", "rates", "rates_fine")
 """Docking's attitude reward terms, dropped by the variants whose attitude a PD node holds."""
@@ -129,7 +133,8 @@ def _term(func, scale: float = 1.0, clip=None, **params) -> ObservationTermCfg:
 
 
 def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
-    """Docking, RL: a body wrench [force (3) x 20 N, torque (3) x 5 N m] on the RCS.
+    """Docking, RL: a body wrench [force (3) x 20 N, torque (3) x 0.5 N m] on the RCS,
+    pulse-modulated (sigma-delta: small requests become occasional minimum pulses).
 
     Shaping (see README, "Training"): the policy tracks a reference velocity field (the
     baseline's glideslope guidance as a smooth field, `mdp.reference_velocity`); it
@@ -212,7 +217,9 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         episode_length_s=EPISODE_S,
         actions={
             "wrench": ThrusterWrenchActionCfg(
-                group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3 + (TORQUE_SCALE_NM,) * 3
+                group="chaser/rcs",
+                scale=(FORCE_SCALE_N,) * 3 + (TORQUE_SCALE_NM,) * 3,
+                pulse_modulation=True,
             )
         },
         observations={
@@ -243,7 +250,12 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "approach": RewardTermCfg(
                 func=mdp.approach_progress,
                 weight=APPROACH_WEIGHT,
-                params={"chaser": CHASER, "range_scale_m": 0.5, "lateral_scale_m": 0.05},
+                params={
+                    "chaser": CHASER,
+                    "range_scale_m": 0.5,
+                    "lateral_scale_m": 0.05,
+                    **GLIDESLOPE,
+                },
             ),
             "attitude": RewardTermCfg(
                 func=mdp.attitude_kernel,

@@ -561,7 +561,13 @@ class approach_progress(Stateful):
     the port region on its axis, never for staying there, and takes back what a retreat
     gives up). A cost that grows near the port (a lateral-offset penalty weighted by
     proximity) would instead push a policy that is still off the axis away from the port.
-    The first step of an episode (no previous potential) gives 0."""
+    The first step of an episode (no previous potential) gives 0.
+
+    With the glideslope's parameters (`final_mps`, `max_mps`, `time_constant_s`), the gain
+    that comes from closing faster than the glideslope speed v(r) is taken back: the term
+    is dphi/dt - phi x max(closing - v(r), 0) / range_scale_m, so an arrival faster than
+    the glideslope earns per second what one at v(r) earns (the discount would otherwise
+    make the shaping pay for rushing into the port, and a rush ends in a hard impact)."""
 
     state_attrs = ("previous",)
 
@@ -574,11 +580,19 @@ class approach_progress(Stateful):
         chaser: SceneEntityCfg,
         range_scale_m: float,
         lateral_scale_m: float,
+        final_mps: float | None = None,
+        max_mps: float | None = None,
+        time_constant_s: float | None = None,
     ) -> torch.Tensor:
-        phi = approach_potential(truth_state(env, chaser)["pos"], range_scale_m, lateral_scale_m)
+        state = truth_state(env, chaser)
+        phi = approach_potential(state["pos"], range_scale_m, lateral_scale_m)
         fresh = env.episode_length_buf <= 1
         rate = torch.where(fresh, 0.0, phi - self.previous) / env.step_dt
         self.previous = phi
+        if final_mps is not None and max_mps is not None and time_constant_s is not None:
+            rng, closing = range_and_closing_speed(state["pos"], state["vel"])
+            limit = approach_speed_limit(rng, final_mps, max_mps, time_constant_s)
+            rate = rate - phi * (closing - limit).clamp_min(0.0) / range_scale_m
         return rate
 
 
