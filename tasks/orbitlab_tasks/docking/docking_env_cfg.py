@@ -77,8 +77,9 @@ RANGE_M = (5.0, 30.0)
 """Initial probe tip range from the port, m."""
 APPROACH_WEIGHT = 10.0
 """RL shaping: weight of `mdp.approach_progress`, the potential exp(-range / 0.5 m) x
-exp(-lateral / 5 cm) gained per second; an episode that ends latched on the axis earns at
-most this much from it (half the success reward)."""
+exp(-lateral / 5 cm) gained per second, less the gain of closing faster than the glideslope
+speed; an episode that ends latched on the axis earns at most this much from it (half the
+success reward)."""
 CURRICULUM_START_M = (2.0, 6.0)
 """RL curriculum: the initial range at level 0, m (the full range's 5-10 m took seeds 200-400
 iterations to reach the port at all)."""
