@@ -226,6 +226,57 @@ def test_render_returns_an_image():
     assert image.shape == (60, 80, 3) and image.dtype == np.uint8 and image.max() > 0
 
 
+def test_curriculum_pools_episodes_and_holds_between_its_rates():
+    """`min_episodes` 4 with two worlds that end every step: one decision per two steps, on
+    the pooled rate; >= 0.8 promotes, < 0.5 demotes, in between the level holds."""
+    from orbitlab.managers.terms import CurriculumTermCfg
+
+    outcome = {"success": torch.ones(2, dtype=torch.bool)}
+
+    def spin_in(env, env_ids, rate_range):
+        pass
+
+    def success(env):
+        return outcome["success"].clone()
+
+    def failure(env):
+        return ~outcome["success"]
+
+    env = make_env(num_envs=2, episode_s=10.0)
+    cfg = env.cfg
+    cfg.events = {
+        "spin": EventTermCfg(func=spin_in, mode="reset", params={"rate_range": (0.0, 0.1)})
+    }
+    cfg.terminations = {
+        "success": TerminationTermCfg(func=success),
+        "failure": TerminationTermCfg(func=failure),
+    }
+    cfg.curriculum = {
+        "rate": CurriculumTermCfg(
+            func=mdp.grow_range_on_success,
+            params={
+                "event": "spin",
+                "param": "rate_range",
+                "start": (0.0, 0.1),
+                "final": (0.0, 1.1),
+                "step": 0.25,
+                "promote_rate": 0.8,
+                "demote_rate": 0.5,
+                "min_episodes": 4,
+            },
+        )
+    }
+    env = ManagerBasedRLEnv(cfg)
+    levels = []
+    for successes in ([True, True],) * 4 + ([True, False],) * 4 + ([False, False],) * 2:
+        outcome["success"] = torch.tensor(successes)
+        env.step(torch.zeros(2, 1))
+        levels.append(env.curriculum_manager.state["rate"])
+    # all succeed: up at steps 2 and 4; half succeed: holds; none: down at step 10
+    assert levels == [0.0, 0.25, 0.25, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25]
+    assert env.event_manager.terms["spin"].params["rate_range"] == pytest.approx((0.0, 0.35))
+
+
 def test_curriculum_widens_a_reset_range_as_episodes_succeed():
     from orbitlab.managers.terms import CurriculumTermCfg
 
@@ -273,6 +324,9 @@ def test_curriculum_widens_a_reset_range_as_episodes_succeed():
 
     fresh.curriculum_manager.compute = moved
     fresh.reset(seed=3)
-    assert fresh.curriculum_manager.state_dict() == {"rate": {"level": 1.0}}
+    # the level and the (empty: min_episodes 0 decides at every reset) success pool
+    assert fresh.curriculum_manager.state_dict() == {
+        "rate": {"level": 1.0, "ended": 0, "succeeded": 0}
+    }
     with pytest.raises(KeyError, match="no stateful term"):
         fresh.curriculum_manager.load_state_dict({"nope": {"level": 0.5}})

@@ -13,7 +13,7 @@ from tensordict import TensorDict
 
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
-from orbitlab.rl.rsl_rl import RslRlVecEnvWrapper, ppo_runner_cfg
+from orbitlab.rl.rsl_rl import OrbitlabOnPolicyRunner, RslRlVecEnvWrapper, ppo_runner_cfg
 from orbitlab_tasks import task_entry
 
 N = 8
@@ -99,3 +99,20 @@ def test_ppo_learns_and_checkpoints(wrapped, tmp_path):
     with torch.inference_mode():
         loaded = fresh.get_inference_policy(device="cpu")(obs)
     torch.testing.assert_close(loaded, expected)
+
+
+def test_init_mean_scale_starts_the_policy_at_a_zero_mean_action(wrapped):
+    """`init_mean_scale` scales the actor's initial mean output (its output layer's mean
+    rows; biases zeroed): with 0.01 the initial mean actions are a small fraction of
+    rsl-rl's in every state; the scale stays out of rsl-rl's config."""
+    obs = wrapped.get_observations()
+    means = {}
+    for scale in (None, 0.01):
+        torch.manual_seed(0)
+        cfg = ppo_runner_cfg(num_steps_per_env=8, init_std=0.3, init_mean_scale=scale)
+        runner = OrbitlabOnPolicyRunner(wrapped, cfg, log_dir=None, device="cpu")
+        assert "init_mean_scale" not in runner.cfg
+        with torch.inference_mode():
+            means[scale] = runner.get_inference_policy(device="cpu")(obs)
+    assert float(means[None].abs().mean()) > 0.05
+    assert float(means[0.01].abs().max()) < 0.1 * float(means[None].abs().mean())

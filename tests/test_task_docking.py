@@ -7,6 +7,7 @@ import pytest
 import torch
 from gymnasium.utils.env_checker import check_env
 
+from orbitlab.envs import mdp as core
 from orbitlab.envs.evaluate import rollout
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.sensors.rotations import quat_from_matrix
@@ -60,9 +61,11 @@ def test_reset_puts_the_chaser_in_the_corridor():
     state = mdp.truth_state(env, chaser(env))
     rng = torch.linalg.vector_norm(state["pos"], dim=-1)
     lateral = torch.linalg.vector_norm(state["pos"][:, :2], dim=-1)
-    # Tip range 5-30 m and lateral <= 1 m by construction (1 mm: float round-off).
-    assert bool((rng > 5.0 - 1e-3).all() and (rng < 30.0 + 1.0).all())
-    assert bool((lateral <= 1.0 + 1e-3).all())
+    # The training config starts at the curriculum's first range, 2-6 m along the axis,
+    # with lateral <= 0.2 x that (1 mm: float round-off).
+    along = state["pos"][:, 2]
+    assert bool((along > 2.0 - 1e-3).all() and (along < 6.0 + 1e-3).all())
+    assert bool((lateral <= docking_env_cfg.LATERAL_PER_RANGE * along + 1e-3).all())
     # Attitude within 5 deg of the docking attitude (the probe axis is then within 5 deg).
     assert bool((state["misalignment"] <= 5.0 * mdp.DEG + 1e-6).all())
     assert not bool(mdp.left_corridor(env, chaser(env)).any())
@@ -116,6 +119,123 @@ def test_collision_impact_and_funnel_contact():
     assert fired["impact"].tolist() == [False, True, False]
     assert not bool(fired["success"].any() or fired["corridor"].any())
     assert funnel_contact
+
+
+def test_evaluation_worlds_start_5_to_30_m_out_within_1_m_of_the_axis():
+    """The play variant (no curriculum) draws the full range; the lateral cap of 0.2 x range
+    is 1 m or more there, so it leaves the 1 m disc as it was."""
+    cfg = docking_env_cfg.env_cfg(num_envs=64)
+    cfg.curriculum = {}
+    env = ManagerBasedRLEnv(cfg)
+    pos = mdp.truth_state(env, chaser(env))["pos"]
+    lateral = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+    # tip 5-30 m along the axis and <= 1 m off it (1 mm: float round-off)
+    assert bool((pos[:, 2] > 5.0 - 1e-3).all() and (pos[:, 2] < 30.0 + 1e-3).all())
+    assert bool((lateral <= 1.0 + 1e-3).all()) and float(lateral.max()) > 0.8
+
+
+def test_approach_shaping_sums_to_the_potential_gained():
+    """`approach_progress` is potential-based: over the steps of an episode its reward adds
+    up to the change of the approach potential, whatever the path (1e-9: float64 sums);
+    moving in along the axis earns, standing still earns nothing."""
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=2))
+    _place_tips(env, [[0.0, 0.0, 0.8], [0.3, 0.0, 0.8]], speed_mps=0.05)
+    params = env.cfg.rewards["approach"].params
+    scales = {k: v for k, v in params.items() if k != "chaser"}
+    c = chaser(env)
+
+    def potential():
+        pos = mdp.truth_state(env, c)["pos"]
+        return mdp.approach_potential(pos, params["range_scale_m"], params["lateral_scale_m"])
+
+    shaping = mdp.approach_progress(env.cfg.rewards["approach"], env)
+    env.step(torch.zeros((2, 6)))  # episode_length 1: the first step pays nothing
+    assert float(shaping(env, c, **scales).abs().max()) == 0.0
+    start = potential()
+    total = torch.zeros(2, dtype=torch.float64)
+    for _ in range(40):
+        env.step(torch.zeros((2, 6)))
+        total += shaping(env, c, **scales) * env.step_dt
+    assert torch.allclose(total, potential() - start, atol=1e-9)
+    assert bool((total > 0).all()) and float(total[0]) > float(total[1])  # on the axis: more
+
+
+def test_approach_shaping_takes_back_the_gain_of_closing_faster_than_the_glideslope():
+    """With the glideslope's parameters, `approach_progress` pays a tip closing faster than
+    the glideslope speed v(r) what one closing at v(r) earns (phi x v(r) / range scale per
+    second; 10 %: the 0.1 s difference quotient of phi at 0.2 m/s is 2 % under the
+    derivative, which is a larger share of the capped rate), not the 3x more of the plain potential
+    rate; under v(r) it is the plain rate."""
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=2))
+    _place_tips(env, [[0.0, 0.0, 0.6], [0.0, 0.0, 0.6]], speed_mps=0.0)
+    c = chaser(env)
+    latch = env.scene.sensors["chaser/latch"]
+    port_axes = latch.target_point()[2]
+    speeds = torch.tensor([0.04, 0.2], dtype=torch.float64)
+    env.scene.entities["chaser"].set_root_state(
+        torch.arange(2), lin_vel_mps=-speeds[:, None] * port_axes[:, :, 2]
+    )
+    params = dict(env.cfg.rewards["approach"].params)
+    glide = {k: params.pop(k) for k in ("final_mps", "max_mps", "time_constant_s")}
+    capped = mdp.approach_progress(env.cfg.rewards["approach"], env)
+    plain = mdp.approach_progress(env.cfg.rewards["approach"], env)
+    for _ in range(2):  # the first step of an episode pays nothing
+        env.step(torch.zeros((2, 6)))
+        rate = capped(env, **params, **glide)
+        rate_plain = plain(env, **params)
+    state = mdp.truth_state(env, c)
+    rng, closing = core.range_and_closing_speed(state["pos"], state["vel"])
+    phi = mdp.approach_potential(state["pos"], params["range_scale_m"], params["lateral_scale_m"])
+    limit = mdp.approach_speed_limit(rng, **glide)
+    assert float(closing[0]) < float(limit[0]) and float(closing[1]) > 2.5 * float(limit[1])
+    assert float(rate[0]) == pytest.approx(float(rate_plain[0]), rel=1e-12)
+    expected = float(phi[1] * limit[1] / params["range_scale_m"])
+    assert float(rate[1]) == pytest.approx(expected, rel=0.1)
+    assert float(rate_plain[1]) > 2.5 * expected
+
+
+def _commanded_impulse(pulse_modulation: bool, action_x: torch.Tensor, steps: int):
+    """Mean body force (N, body axes) of the thruster commands over `steps` env steps of a
+    constant force action along body x, and the smallest and largest nonzero pulse of a
+    thruster in one PWM period (N s)."""
+    cfg = docking_env_cfg.env_cfg(num_envs=len(action_x))
+    cfg.actions["wrench"].pulse_modulation = pulse_modulation
+    env = ManagerBasedRLEnv(cfg)
+    rcs = env.scene.actuators["chaser/rcs"]
+    action = torch.zeros((len(action_x), 6))
+    action[:, 0] = action_x
+    impulse = torch.zeros_like(rcs.command)
+    smallest, largest = float("inf"), 0.0
+    for _ in range(steps):
+        env.step(action)
+        pulses = rcs.command * env.step_dt
+        impulse += pulses
+        if bool((pulses > 0).any()):
+            smallest = min(smallest, float(pulses[pulses > 0].min()))
+            largest = max(largest, float(pulses.max()))
+    mean_force = (rcs.allocator().matrix @ impulse.T).T / (steps * env.step_dt)
+    return mean_force, smallest, largest
+
+
+def test_pulse_modulated_force_action_has_no_dead_zone():
+    """Docking's action goes through sigma-delta pulse modulation: force requests whose
+    per-thruster pulse is under the valves' 10 ms minimum (2.2 N of 22 N; a +x force
+    shares four thrusters, so below 8.8 N) are delivered on average as minimum pulses,
+    within one minimum pulse per thruster over 5 s (4 x 0.22 N s / 5 s); without the
+    modulation every pulse they ask for is shorter than the minimum, which the valve model
+    drops (`test_actuators`): no thrust at all."""
+    minimum = 22.0 * 0.01  # N s
+    asked_x = torch.tensor([0.02, 0.05, 0.1, 0.3])  # x 20 N: 0.4, 1, 2, 6 N
+    force, smallest, _ = _commanded_impulse(True, asked_x, steps=50)
+    torch.testing.assert_close(force[:, 0], 20.0 * asked_x.double(), atol=4 * minimum / 5.0, rtol=0)
+    assert smallest >= minimum * (1.0 - 1e-9)  # every pulse it commands, the valve fires
+    _, _, largest = _commanded_impulse(False, asked_x, steps=50)
+    assert 0.0 < largest < minimum
+    env = ManagerBasedRLEnv(docking_env_cfg.env_cfg(num_envs=1))
+    env.step(torch.tensor([[0.1, 0, 0, 0, 0, 0]]))
+    assert float(env.action_manager.terms["wrench"].remainder.sum()) > 0.0
+    env.reset()
+    assert float(env.action_manager.terms["wrench"].remainder.sum()) == 0.0
 
 
 def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:

@@ -24,6 +24,32 @@ from orbitlab.actuators.base import ActuatorGroup, ActuatorGroupCfg
 from orbitlab.actuators.misalignment import rotate_small
 
 
+def sigma_delta_pulses(
+    force: torch.Tensor,
+    remainder: torch.Tensor,
+    max_force: torch.Tensor,
+    min_impulse: torch.Tensor,
+    period_s: float,
+    decay: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One PWM period of sigma-delta pulse modulation, per thruster.
+
+    The impulse due is `force` x `period_s` plus the `remainder` carried from earlier
+    periods. When it reaches `min_impulse` (the valve's smallest pulse, F_max x minimum
+    on-time) it is fired as this period's force (capped at `max_force`), else it is kept,
+    decaying by the factor `decay` per period (stale requests fade). A mean force whose
+    pulse the valve would drop thus becomes occasional minimum pulses of the same mean
+    impulse instead of nothing: the delivered impulse is a linear, dead-zone-free function
+    of the request (to one pulse). Returns (force to command this period, new remainder).
+    """
+    due = force.clamp_min(0.0) * period_s + remainder
+    fire = due >= min_impulse * (1.0 - 1e-9)
+    out = torch.where(fire, torch.minimum(due / period_s, max_force.expand_as(force)), 0.0)
+    left = (due - out * period_s) * torch.where(fire, 1.0, decay)
+    left = torch.where(left > 1e-9, left, 0.0)  # no denormals (slow on CPUs)
+    return out, left
+
+
 class ThrusterGroup(ActuatorGroup):
     """PWM / Schmitt-trigger thrusters writing `thruster_force`."""
 

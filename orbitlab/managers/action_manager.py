@@ -6,6 +6,7 @@ it on once per environment step; actuator groups hold commands between steps.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -13,7 +14,7 @@ import mujoco
 import torch
 
 from orbitlab import sync
-from orbitlab.actuators.thrusters import ThrusterGroup
+from orbitlab.actuators.thrusters import ThrusterGroup, sigma_delta_pulses
 from orbitlab.managers.base import term_table
 from orbitlab.sim import health
 from orbitlab.stateful import Stateful
@@ -57,7 +58,8 @@ class ActionTerm(Stateful):
         raise NotImplementedError
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        """After the reset events of `env_ids` (their new state is in place); default nothing."""
+        """Restart the per-world state of `env_ids` at an episode start, after the reset
+        events (their new state is in place); default nothing."""
 
 
 class ActuatorAction(ActionTerm):
@@ -123,6 +125,8 @@ class JointVelocityAction(ActionTerm):
 
 
 class ThrusterWrenchAction(ActionTerm):
+    state_attrs = ("remainder",)
+
     dim = 6
 
     def __init__(self, cfg: ThrusterWrenchActionCfg, env: ManagerBasedRLEnv):
@@ -137,9 +141,43 @@ class ThrusterWrenchAction(ActionTerm):
             )
         self.group = group
         self.group.allocator()
+        self.remainder: torch.Tensor | None = None
+        """Impulse per thruster carried to later periods, N s (`pulse_modulation`)."""
+        if cfg.pulse_modulation:
+            period = group.cfg.pwm_period_s
+            if group.cfg.mode != "pwm" or abs(env.step_dt - period) > 1e-9:
+                raise ValueError(
+                    f"action: pulse_modulation needs '{cfg.group}' in pwm mode with its PWM "
+                    f"period ({period} s) equal to the env step ({env.step_dt} s)"
+                )
+            self.remainder = torch.zeros(
+                (env.num_envs, group.num), dtype=torch.float64, device=env.device
+            )
+            self.decay = math.exp(-period / cfg.pulse_leak_time_constant_s)
 
     def apply(self, command):
         self.group.set_wrench_command(command)
+        if self.remainder is not None:
+            self._modulate(self.remainder)
+
+    def _modulate(self, remainder: torch.Tensor) -> None:
+        """Replace the allocated forces by this period's sigma-delta pulses."""
+        group, period = self.group, self.group.cfg.pwm_period_s
+        gain = group.gain.clamp_min(1e-12)  # command = force / gain: compare real impulses
+        force = group.command * group.gain
+        out, self.remainder = sigma_delta_pulses(
+            force,
+            remainder,
+            group.high,
+            group.high * group.cfg.min_on_time_s,
+            period,
+            self.decay,
+        )
+        group.set_command(out / gain)
+
+    def reset(self, env_ids):
+        if self.remainder is not None:
+            self.remainder[env_ids] = 0.0
 
 
 class ThrusterForceAction(ThrusterWrenchAction):
@@ -148,6 +186,8 @@ class ThrusterForceAction(ThrusterWrenchAction):
     def apply(self, command):
         torque = torch.zeros_like(command)
         self.group.set_wrench_command(torch.cat([command, torque], -1))
+        if self.remainder is not None:
+            self._modulate()
 
 
 class GraphInputAction(ActionTerm):
@@ -192,16 +232,24 @@ class ThrusterWrenchActionCfg(ActionTermCfg):
     class_type: type = ThrusterWrenchAction
     group: str = ""
     """Thruster group key, e.g. 'chaser/rcs'."""
+    pulse_modulation: bool = False
+    """Pass the allocated forces through sigma-delta pulse modulation
+    (`orbitlab.actuators.thrusters.sigma_delta_pulses`): a force whose pulse is shorter
+    than the valves' minimum on-time is carried over and fired as a minimum pulse once the
+    impulse adds up, instead of being dropped by the PWM. Without it, every request below
+    F_max x min_on_time / PWM period per thruster (2.2 N for 22 N, 10 ms, 0.1 s) gives no
+    thrust at all: a dead zone in which a learning policy gets no gradient. Needs the
+    group in pwm mode with its PWM period equal to the env step (one action per pulse)."""
+    pulse_leak_time_constant_s: float = 10.0
+    """With `pulse_modulation`: an unfired remainder decays with this time constant, s."""
 
 
 @dataclass(kw_only=True)
-class ThrusterForceActionCfg(ActionTermCfg):
+class ThrusterForceActionCfg(ThrusterWrenchActionCfg):
     """A body force (3) allocated to a thruster group with zero net torque (attitude is left
     to another actuator, e.g. wheels driven by the agent graph)."""
 
     class_type: type = ThrusterForceAction
-    group: str = ""
-    """Thruster group key, e.g. 'chaser/rcs'."""
 
 
 @dataclass(kw_only=True)

@@ -107,9 +107,13 @@ class OrbitlabOnPolicyRunner(OnPolicyRunner):
     """rsl-rl's runner, with CPU (gloo) multi-process training, one tensorboard writer
     per run and checkpoints that say whether they can resume the run exactly."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, env: Any, train_cfg: dict, *args: Any, **kwargs: Any):
         self.resumable = False
-        super().__init__(*args, **kwargs)
+        train_cfg = dict(train_cfg)
+        mean_scale = train_cfg.pop("init_mean_scale", None)
+        super().__init__(env, train_cfg, *args, **kwargs)
+        if mean_scale is not None:
+            scale_initial_mean(self.alg.actor, float(mean_scale))
         init_writer = self.logger.init_logging_writer
 
         def init_once() -> None:  # learn() runs once per segment; keep one writer
@@ -176,6 +180,19 @@ class OrbitlabOnPolicyRunner(OnPolicyRunner):
         return loaded.get("infos")
 
 
+def scale_initial_mean(actor: torch.nn.Module, scale: float) -> None:
+    """Scale the weights of the mean rows of the actor's output layer by `scale` and zero
+    their biases: with a small scale (0.01) the new policy's mean action is ~0 in every
+    state, so its first actions are the exploration noise alone, not a random function of
+    the state of magnitude ~0.3 (which, on an actuator that delivers every request, acts
+    as a bias: a torque that spins a spacecraft up)."""
+    last = [m for m in actor.modules() if isinstance(m, torch.nn.Linear)][-1]
+    rows = int(getattr(actor.distribution, "output_dim", None) or last.out_features)
+    with torch.no_grad():
+        last.weight[:rows] *= scale
+        last.bias[:rows] = 0.0
+
+
 def ppo_runner_cfg(
     num_steps_per_env: int = 32,
     hidden_dims: tuple[int, ...] = (64, 64),
@@ -185,6 +202,7 @@ def ppo_runner_cfg(
     init_std: float = 0.5,
     obs_normalization: bool = True,
     save_interval: int = 50,
+    init_mean_scale: float | None = None,
     **algorithm: Any,
 ) -> dict[str, Any]:
     """An rsl-rl 5.x `OnPolicyRunner` config for PPO with MLP actor and critic.
@@ -192,6 +210,8 @@ def ppo_runner_cfg(
     The actor reads `actor_groups`, the critic `critic_groups` (orbitlab tasks have
     'policy' and the privileged 'critic'). Defaults suit small continuous-control
     tasks; `algorithm` overrides PPO's keyword arguments (gamma, entropy_coef, ...).
+    `init_mean_scale` (None: rsl-rl's initialisation) scales the actor's initial mean
+    output (`scale_initial_mean`; `OrbitlabOnPolicyRunner` applies it).
     """
     model = {
         "class_name": "MLPModel",
@@ -215,7 +235,9 @@ def ppo_runner_cfg(
         "desired_kl": 0.01,
     }
     ppo.update(algorithm)
+    extra = {} if init_mean_scale is None else {"init_mean_scale": float(init_mean_scale)}
     return {
+        **extra,
         "num_steps_per_env": int(num_steps_per_env),
         "save_interval": int(save_interval),
         "obs_groups": {"actor": list(actor_groups), "critic": list(critic_groups)},
@@ -243,6 +265,7 @@ def runner_cfg_from_agent(agent: dict[str, Any], env: ManagerBasedRLEnv) -> dict
         learning_rate=agent["learning_rate"],
         init_std=agent["init_std"],
         save_interval=agent["save_interval"],
+        init_mean_scale=agent.get("init_mean_scale"),
         # optional PPO keyword overrides (gamma, entropy_coef, ...)
         **agent.get("algorithm", {}),
     )

@@ -146,6 +146,7 @@ RANGES: dict[str, Rule] = {
     "agent.n_epochs": between(1, 10_000),
     "agent.steps_per_iteration": between(1, MAX_ROLLOUT_STEPS),
     "agent.init_std": up_to(MAX_INIT_STD),
+    "agent.init_mean_scale": up_to(1.0),
     "agent.library": one_of("rsl_rl", "sb3", "rl_games"),
     # anywhere under agent. (rl-games nests them under config.)
     "learning_rate": up_to(MAX_LEARNING_RATE),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from orbitlab.actuators.thrusters import sigma_delta_pulses
 from orbitlab.agent.node import Node, NodeCfg
 from orbitlab.sensors.rotations import quat_from_matrix
 from orbitlab_tasks.docking.mdp import (
@@ -165,7 +166,8 @@ class PulseModulatorNode(Node):
     """Per thruster: impulse due = force x T + remainder; fire it as this period's force when
     it reaches the minimum impulse F_max t_min (capped at F_max), else keep it as the
     remainder (decaying with `leak_time_constant_s`). Small mean forces thus become
-    occasional minimum pulses with the requested average instead of nothing.
+    occasional minimum pulses with the requested average instead of nothing
+    (`orbitlab.actuators.thrusters.sigma_delta_pulses`).
 
     Input: thruster_force (N, n) N. Output: rcs_force (N, n) N.
     """
@@ -197,14 +199,14 @@ class PulseModulatorNode(Node):
         force = inputs["thruster_force"]
         if self.remainder is None:
             self.remainder = torch.zeros_like(force)
-        period = self.update_period_s
-        due_impulse = force.clamp_min(0.0) * period + self.remainder
-        fire = due_impulse >= self.max_force * self.cfg.min_on_time_s * (1.0 - 1e-9)
-        out = torch.where(
-            fire, torch.minimum(due_impulse / period, self.max_force.expand_as(force)), 0.0
+        out, left = sigma_delta_pulses(
+            force,
+            self.remainder,
+            self.max_force,
+            self.max_force * self.cfg.min_on_time_s,
+            self.update_period_s,
+            self.decay,
         )
-        left = (due_impulse - out * period) * torch.where(fire, 1.0, self.decay)
-        left = torch.where(left > 1e-9, left, 0.0)  # no denormals (slow on CPUs)
         self.remainder = torch.where(self.due[:, None], left, self.remainder)
         return {"rcs_force": out}
 

@@ -435,9 +435,11 @@ def reset_chaser_in_corridor(
     max_speed_mps: float,
     max_attitude_deg: float,
     max_rate_deg_s: float,
+    max_lateral_per_range: float | None = None,
 ) -> None:
     """Put the probe tip `range_m` out along the port axis with a lateral offset (uniform
-    in a disc of radius `max_lateral_m`), the chaser near the docking attitude (random
+    in a disc of radius `max_lateral_m`, or `max_lateral_per_range` x the tip's distance
+    along the axis where that is smaller), the chaser near the docking attitude (random
     axis, angle up to `max_attitude_deg`), a velocity uniform in +-`max_speed_mps` per
     axis (world axes, relative to the chief) and body rates in +-`max_rate_deg_s`."""
     gen, kw = env.event_manager.generator, {"dtype": torch.float64, "device": env.device}
@@ -450,7 +452,10 @@ def reset_chaser_in_corridor(
     latch = _latch(chaser)
     port_pos, _, port_axes = (x[env_ids] for x in latch.target_point())
     rng = range_m[0] + (range_m[1] - range_m[0]) * uniform(n)
-    radius = max_lateral_m * uniform(n).sqrt()
+    max_radius = torch.full_like(rng, max_lateral_m)
+    if max_lateral_per_range is not None:
+        max_radius = max_radius.clamp(max=max_lateral_per_range * rng)
+    radius = max_radius * uniform(n).sqrt()
     phi = 2.0 * math.pi * uniform(n)
     tip_port = torch.stack([radius * torch.cos(phi), radius * torch.sin(phi), rng], -1)
     tip = port_pos + (port_axes @ tip_port[..., None])[..., 0]
@@ -542,15 +547,54 @@ def velocity_tracking_kernel(
     return 1.0 - torch.exp(-velocity_tracking(env, chaser, **glideslope) / sigma_mps)
 
 
-def lateral_kernel(
-    env: ManagerBasedRLEnv, chaser: SceneEntityCfg, sigma_m: float, range_scale_m: float
-) -> torch.Tensor:
-    """(1 - exp(-lateral / sigma)) x exp(-range / range_scale): lateral offset cost that
-    only matters close to the port."""
-    pos = truth_state(env, chaser)["pos"]
-    lat = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+def approach_potential(pos: torch.Tensor, range_scale_m: float, lateral_scale_m: float):
+    """exp(-range / range_scale) x exp(-lateral / lateral_scale) of the tip position `pos`
+    (port axes, m): 1 at the port on its axis, falling off with the distance and, more
+    steeply, with the offset from the axis (N,)."""
     rng = torch.linalg.vector_norm(pos, dim=-1)
-    return (1.0 - torch.exp(-lat / sigma_m)) * torch.exp(-rng / range_scale_m)
+    lat = torch.linalg.vector_norm(pos[:, :2], dim=-1)
+    return torch.exp(-rng / range_scale_m - lat / lateral_scale_m)
+
+
+class approach_progress(Stateful):
+    """Rate of change of `approach_potential` at the true tip position, 1/s (potential-based
+    shaping: over an episode it sums to the potential's change, so it pays for moving into
+    the port region on its axis, never for staying there, and takes back what a retreat
+    gives up). A cost that grows near the port (a lateral-offset penalty weighted by
+    proximity) would instead push a policy that is still off the axis away from the port.
+    The first step of an episode (no previous potential) gives 0.
+
+    With the glideslope's parameters (`final_mps`, `max_mps`, `time_constant_s`), the gain
+    that comes from closing faster than the glideslope speed v(r) is taken back: the term
+    is dphi/dt - phi x max(closing - v(r), 0) / range_scale_m, so an arrival faster than
+    the glideslope earns per second what one at v(r) earns (the discount would otherwise
+    make the shaping pay for rushing into the port, and a rush ends in a hard impact)."""
+
+    state_attrs = ("previous",)
+
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
+        self.previous = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        chaser: SceneEntityCfg,
+        range_scale_m: float,
+        lateral_scale_m: float,
+        final_mps: float | None = None,
+        max_mps: float | None = None,
+        time_constant_s: float | None = None,
+    ) -> torch.Tensor:
+        state = truth_state(env, chaser)
+        phi = approach_potential(state["pos"], range_scale_m, lateral_scale_m)
+        fresh = env.episode_length_buf <= 1
+        rate = torch.where(fresh, 0.0, phi - self.previous) / env.step_dt
+        self.previous = phi
+        if final_mps is not None and max_mps is not None and time_constant_s is not None:
+            rng, closing = range_and_closing_speed(state["pos"], state["vel"])
+            limit = approach_speed_limit(rng, final_mps, max_mps, time_constant_s)
+            rate = rate - phi * (closing - limit).clamp_min(0.0) / range_scale_m
+        return rate
 
 
 def attitude_kernel(
