@@ -194,15 +194,18 @@ def test_approach_shaping_takes_back_the_gain_of_closing_faster_than_the_glidesl
     assert float(rate_plain[1]) > 2.5 * expected
 
 
-def _commanded_impulse(pulse_modulation: bool, action_x: torch.Tensor, steps: int):
+def _commanded_impulse(
+    pulse_modulation: bool, action_x: torch.Tensor, steps: int, make_cfg=docking_env_cfg.env_cfg
+):
     """Mean body force (N, body axes) of the thruster commands over `steps` env steps of a
     constant force action along body x, and the smallest and largest nonzero pulse of a
     thruster in one PWM period (N s)."""
-    cfg = docking_env_cfg.env_cfg(num_envs=len(action_x))
-    cfg.actions["wrench"].pulse_modulation = pulse_modulation
+    cfg = make_cfg(num_envs=len(action_x))
+    (term,) = cfg.actions.values()
+    term.pulse_modulation = pulse_modulation
     env = ManagerBasedRLEnv(cfg)
     rcs = env.scene.actuators["chaser/rcs"]
-    action = torch.zeros((len(action_x), 6))
+    action = torch.zeros((len(action_x), env.action_manager.total_dim))
     action[:, 0] = action_x
     impulse = torch.zeros_like(rcs.command)
     smallest, largest = float("inf"), 0.0
@@ -236,6 +239,18 @@ def test_pulse_modulated_force_action_has_no_dead_zone():
     assert float(env.action_manager.terms["wrench"].remainder.sum()) > 0.0
     env.reset()
     assert float(env.action_manager.terms["wrench"].remainder.sum()) == 0.0
+
+
+def test_translation_force_action_is_pulse_modulated():
+    """Docking-Translation's force action (3) goes through the same modulation: sub-minimum
+    requests along x arrive on average, every pulse at least the valves' minimum."""
+    minimum = 22.0 * 0.01  # N s
+    asked_x = torch.tensor([0.05, 0.3])  # x 20 N: 1, 6 N
+    force, smallest, _ = _commanded_impulse(
+        True, asked_x, steps=50, make_cfg=docking_env_cfg.translation_env_cfg
+    )
+    torch.testing.assert_close(force[:, 0], 20.0 * asked_x.double(), atol=4 * minimum / 5.0, rtol=0)
+    assert smallest >= minimum * (1.0 - 1e-9)
 
 
 def _range_gain(cfg, policy: str, steps: int) -> torch.Tensor:

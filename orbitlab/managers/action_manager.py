@@ -184,10 +184,7 @@ class ThrusterForceAction(ThrusterWrenchAction):
     dim = 3
 
     def apply(self, command):
-        torque = torch.zeros_like(command)
-        self.group.set_wrench_command(torch.cat([command, torque], -1))
-        if self.remainder is not None:
-            self._modulate()
+        super().apply(torch.cat([command, torch.zeros_like(command)], -1))
 
 
 class GraphInputAction(ActionTerm):

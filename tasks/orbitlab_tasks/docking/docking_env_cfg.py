@@ -373,12 +373,16 @@ def attitude_hold_agent(env: ManagerBasedRLEnv):
 
 def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     """Docking-Translation, RL: the policy gives the chaser's body force [3] x 20 N, allocated
-    to the RCS with zero net torque; the attitude is held at the docking attitude by the
+    to the RCS with zero net torque and pulse-modulated as Docking's wrench; the attitude is held at the docking attitude by the
     baseline's quaternion PD on the wheels (agent graph). Observations, events, curriculum
     and the translation rewards are Docking's; the attitude rewards, which the policy no
     longer controls, are dropped."""
     cfg = env_cfg(num_envs)
-    cfg.actions = {"force": ThrusterForceActionCfg(group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3)}
+    cfg.actions = {
+        "force": ThrusterForceActionCfg(
+            group="chaser/rcs", scale=(FORCE_SCALE_N,) * 3, pulse_modulation=True
+        )
+    }
     cfg.agent = attitude_hold_agent
     for name in ATTITUDE_REWARDS:
         del cfg.rewards[name]
