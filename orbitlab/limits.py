@@ -30,6 +30,10 @@ import os
 MAX_NUM_ENVS = 1 << 22
 """Worlds of one env or simulation (4,194,304): 64 times the largest batch benchmarked;
 the available memory usually bounds it lower (`check_world_memory`)."""
+MAX_CONTACTS_PER_WORLD = 1 << 16
+"""Contacts one world may hold on the warp backend (`SceneCfg.contacts_per_world`)."""
+MAX_CONSTRAINT_ROWS_PER_WORLD = 1 << 18
+"""Constraint rows one world may hold on the warp backend (`SceneCfg.constraint_rows_per_world`)."""
 MAX_DECIMATION = 10_000
 """Physics steps per env step (100 s of simulated time per step at the default 0.01 s)."""
 MIN_TIMESTEP_S = 1e-5

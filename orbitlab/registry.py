@@ -67,7 +67,14 @@ TASK_PACKAGES: list[str] = ["orbitlab_tasks"]
 
 ENV_FIELDS = ("decimation", "episode_length_s")
 """Env config fields settable from the command line (`env.<field>=...`)."""
-SCENE_FIELDS = ("timestep_s", "integrator", "nthread", "torch_threads")
+SCENE_FIELDS = (
+    "timestep_s",
+    "integrator",
+    "nthread",
+    "torch_threads",
+    "contacts_per_world",
+    "constraint_rows_per_world",
+)
 """Scene fields settable from the command line (`env.scene.<field>=...`)."""
 ORBIT_FIELDS = ("coupling",)
 """Orbit-layer fields settable from the command line (`env.scene.orbit.<field>=...`)."""
@@ -94,6 +101,11 @@ FIELD_RANGES: dict[str, tuple[Callable[[float], bool], str]] = {
     ),
 }
 """What each settable numeric env/scene field allows beyond its type."""
+NULLABLE_COUNTS: dict[str, int] = {
+    "contacts_per_world": limits.MAX_CONTACTS_PER_WORLD,
+    "constraint_rows_per_world": limits.MAX_CONSTRAINT_ROWS_PER_WORLD,
+}
+"""Integer fields that also take null (the scene's worst case), with their upper bounds."""
 INTEGRATOR_NAMES = ("RK4", "Euler", "implicit", "implicitfast")
 """MuJoCo integrators by their MJCF names (`orbitlab.sim.spec.INTEGRATORS`, without MuJoCo)."""
 COUPLINGS = ("stage", "held")
@@ -367,6 +379,17 @@ def _set(target: Any, path: str, name: str, value: Any, allowed: tuple[str, ...]
             allowed = ", ".join(FIELD_CHOICES[name]) + (" or null" if nullable else "")
             raise ArgumentError(f"{path}={_shown(value)} is invalid: must be one of {allowed}")
         setattr(target, name, value)
+        return
+    if name in NULLABLE_COUNTS:
+        whole = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (
+            whole and float(value).is_integer() and 1 <= value <= NULLABLE_COUNTS[name]
+        ):
+            raise ArgumentError(
+                f"{path}={_shown(value)} is invalid: must be an integer in "
+                f"[1, {NULLABLE_COUNTS[name]}] or null (the scene's worst case)"
+            )
+        setattr(target, name, None if value is None else int(value))
         return
     current = getattr(target, name)
     number = isinstance(value, int | float) and not isinstance(value, bool)

@@ -119,6 +119,21 @@ def test_actuator_benchmark_writes_the_documented_json(tmp_path, capsys):
     assert "alloc torch/kernel ms" in capsys.readouterr().out
 
 
+def test_contact_benchmark_writes_the_documented_json(tmp_path, capsys):
+    """Docking's peaks fit its configured capacity, which costs far less than the worst
+    case; a scene without collidable pairs needs none."""
+    out = tmp_path / "contacts.json"
+    argv = ["mode=contacts", "tasks=[Docking,Detumble-RW]", "nworld=2", "steps=20"]
+    assert load_script().main([*argv, f"json={out}"]) == 0
+    rows = json.loads(out.read_text())["contacts"]
+    docking, wheels = rows["Docking"]["2"], rows["Detumble-RW"]["2"]
+    assert docking["samples"] > 0
+    assert docking["peak_candidates"] <= docking["contacts_per_world"] < docking["worst_contacts"]
+    assert docking["kb_per_world"] < 0.2 * docking["worst_kb_per_world"]
+    assert wheels["worst_contacts"] == wheels["peak_candidates"] == 0
+    assert "GB @65536" in capsys.readouterr().out
+
+
 def test_train_benchmark_writes_the_documented_json(tmp_path, capsys):
     pytest.importorskip("rsl_rl")
     out = tmp_path / "train.json"
@@ -219,7 +234,7 @@ def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv):
         ([], ["missing required argument mode="]),
         (
             ["mode=phys"],
-            ["mode='phys'", "one of physics, env, sensors, actuators, train, bridge"],
+            ["mode='phys'", "one of physics, env, sensors, actuators, contacts, train, bridge"],
         ),
         (
             ["mode=sensors", "backend=warp"],
@@ -228,6 +243,10 @@ def test_benchmark_refuses_a_device_that_the_mode_would_ignore(argv):
         (
             ["mode=actuators", "backend=warp"],
             ["backend='warp'", "mode=actuators runs on the cpu backend"],
+        ),
+        (
+            ["mode=contacts", "backend=warp"],
+            ["backend='warp'", "mode=contacts runs on the cpu backend"],
         ),
         (["mode=env", "nworld=[4,0]"], ["nworld='[4,0]'", "integers in [1, "]),
         (["mode=env", "nworld=4,8"], ["nworld=4,8", "key=[value1,value2]"]),

@@ -5,6 +5,7 @@
     orbitlab bench mode=env tasks=[Detumble-RW,Pointing] nworld=[1024,4096] json=env.json plot=env.png
     orbitlab bench mode=sensors tasks=[Formation,Docking] nworld=[256,4096]
     orbitlab bench mode=actuators tasks=[Docking,Formation] nworld=[256,4096]
+    orbitlab bench mode=contacts tasks=[Docking,Reach] nworld=[64]
     orbitlab bench mode=train tasks=Detumble-RW nworld=[256,1024] iterations=5 warmup=1
     orbitlab bench mode=bridge spacecraft=[1,100] speed=[1,100] rates=[100,1000,10000] duration=2
 
@@ -14,23 +15,30 @@ framework tax, the cost of resetting 10% of the envs, and the Python calls and t
 operations of one env step); sensors (each task's sensor stage per physics step, the fused
 kernel against the torch sensors, interleaved; see orbitlab/bench/sensors.py); actuators
 (each task's actuator stage per physics step and its thruster allocation, the Warp kernels
-against the torch reference, interleaved; see orbitlab/bench/actuators.py); train (rsl-rl PPO iterations per
+against the torch reference, interleaved; see orbitlab/bench/actuators.py); contacts (each
+task's peak contacts, broadphase candidates and constraint rows per world over a baseline
+and a random rollout on the cpu backend, its configured and suggested warp-backend
+capacity, and the warp backend's buffer memory per world at that capacity and at the
+scene's worst case; see orbitlab/bench/contacts.py); train (rsl-rl PPO iterations per
 task and env count: collection env-steps/s, learning s per iteration, total env-steps/s and
 iteration time, warm-up iterations excluded); bridge (external-bridge round trips, state out
 and command in, with a client process over loopback: achieved Hz and jitter per asked rate,
 spacecraft count and speed-up; see orbitlab/bench/bridge.py).
 
 Keys (key=value; a list is `[a,b]` or one value):
-  mode                physics | env | sensors | actuators | train | bridge (required)
-  tasks               env, sensors, actuators: task names (default every registered task); train:
+  mode                physics | env | sensors | actuators | contacts | train | bridge (required)
+  tasks               env, sensors, actuators, contacts: task names (default every registered
+                      task); train:
                       Detumble-RW
   nworld              world counts (cpu: [1024,4096]; warp: [1, ..., 65536] on a GPU,
                       [1,64,512] on Warp's CPU device; sensors, actuators, train:
-                      [256,1024]; sensors and actuators run on the cpu backend)
+                      [256,1024]; contacts: [64]; sensors, actuators and contacts run on
+                      the cpu backend)
   backend             cpu | warp (physics, env, train)
   device              Warp device of backend=warp ('cuda:0', 'cpu'): physics, env, train
   steps, trials       steps per trial and interleaved trials (physics: 20 and 31 on cpu, 50
-                      and 7 on warp; env: 10 and 5; sensors, actuators: 20 and 7)
+                      and 7 on warp; env: 10 and 5; sensors, actuators: 20 and 7;
+                      contacts: env steps per rollout, default one whole episode)
   fresh_kernel_cache  true: Warp compiles every kernel anew into a temporary cache, so the
                       reported start-up time is the real compile time
   nthread             physics (cpu): MuJoCo CPU threads (0: all)
@@ -81,7 +89,7 @@ from orbitlab.cli.args import (
 from orbitlab.jsonio import json_safe, write_json
 from orbitlab.limits import MAX_NUM_ENVS, max_threads
 
-MODES = ("physics", "env", "sensors", "actuators", "train", "bridge")
+MODES = ("physics", "env", "sensors", "actuators", "contacts", "train", "bridge")
 
 
 def task_names(key: str, value: str) -> list[str]:
@@ -226,6 +234,24 @@ def run_actuators(args: dict[str, Any]) -> dict:
     return results
 
 
+def run_contacts(args: dict[str, Any]) -> dict:
+    from orbitlab.bench.contacts import ContactBenchCfg, format_contacts, measure_contacts
+
+    tasks = _chosen_tasks(args)
+    num_envs = tuple(args["nworld"] or (64,))
+    cfg = ContactBenchCfg(tasks=tasks, num_envs=num_envs, max_steps=args["steps"])
+    results = measure_contacts(
+        cfg, on_row=partial_writer(args, "contacts", rows=len(tasks) * len(num_envs))
+    )
+    print(
+        "contact benchmark (cpu backend rollouts: baseline and random actions; peaks per "
+        "world; capacity = contacts / constraint rows per world; memory of the warp "
+        "backend's buffers per world, and at 65536 worlds)"
+    )
+    print(format_contacts(results))
+    return results
+
+
 def run_train(args: dict[str, Any]) -> dict:
     import torch
 
@@ -310,7 +336,7 @@ def parse(argv: list[str]) -> dict[str, Any]:
             "a device applies to backend=warp in physics, env and train modes only "
             f"(got mode={args['mode']}, backend={args['backend']})",
         )
-    if args["mode"] in ("sensors", "actuators") and args["backend"] != "cpu":
+    if args["mode"] in ("sensors", "actuators", "contacts") and args["backend"] != "cpu":
         raise bad("backend", args["backend"], f"cpu (mode={args['mode']} runs on the cpu backend)")
     if args["mode"] == "physics":
         steps, trials = (50, 7) if args["backend"] == "warp" else (20, 31)
@@ -329,6 +355,7 @@ def main(argv: list[str]) -> int:
         "env": run_env,
         "sensors": run_sensors,
         "actuators": run_actuators,
+        "contacts": run_contacts,
         "bridge": run_bridge,
         "train": run_train,
         "physics": run_warp if args["backend"] == "warp" else run_cpu_physics,

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import torch
 
@@ -59,6 +59,16 @@ class SceneCfg:
     """'cpu' (mujoco.batch) or 'warp' (MuJoCo-Warp)."""
     device: str | None = None
     """Warp device of the 'warp' backend (default: a GPU when present)."""
+    contacts_per_world: int | None = None
+    """'warp' backend: contacts each world may hold; MuJoCo-Warp's pool holds num_envs x this
+    many, which also bounds the broadphase's candidate pairs and sizes the convex
+    narrowphase's scratch (`orbitlab.sim.contact_capacity`). None: the scene's worst case,
+    every collidable pair at 8 points. Tasks set their measured peak with a margin
+    (`orbitlab bench mode=contacts`); a world that overflows it is flagged and the step
+    raises."""
+    constraint_rows_per_world: int | None = None
+    """'warp' backend: constraint rows each world may hold (MuJoCo-Warp's njmax). None: the
+    scene's worst case; tasks set their measured peak with a margin."""
     nthread: int = 0
     """CPU threads (0: all cores)."""
     fused_sensors: bool = True
@@ -82,6 +92,12 @@ class Scene:
     def __init__(self, cfg: SceneCfg):
         if int(cfg.num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {cfg.num_envs}")
+        for name in ("contacts_per_world", "constraint_rows_per_world"):
+            value = getattr(cfg, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ValueError(f"SceneCfg.{name} must be an integer >= 1 or None, got {value!r}")
         if any(vars(cfg.orbit.elements).values()):
             raise ValueError(
                 "SceneCfg.orbit.elements must be empty: declare elements on the entities"
@@ -95,12 +111,17 @@ class Scene:
         self.mj_model = self.model.mj_model
         if cfg.backend == "cpu":
             _check_world_memory(self.mj_model, int(cfg.num_envs))
+        capacity: dict[str, Any] = {
+            "nconmax": cfg.contacts_per_world,
+            "njmax": cfg.constraint_rows_per_world,
+        }
         self.data = self.model.make_data(
             nworld=cfg.num_envs,
             orbit=cfg.orbit_init,
             nthread=cfg.nthread,
             backend=cfg.backend,
             device=cfg.device,
+            **(capacity if cfg.backend == "warp" else {}),
         )
         self.num_envs = int(cfg.num_envs)
         self.view = SimView(self.data)

@@ -43,6 +43,7 @@ from orbitlab.registry import (
     FIELD_CHOICES,
     FIELD_RANGES,
     NULLABLE_CHOICES,
+    NULLABLE_COUNTS,
     ORBIT_FIELDS,
     SCENE_FIELDS,
 )
@@ -194,7 +195,23 @@ RANGES.update(
 )
 RANGES.update({f"env.scene.orbit.{name}": _choice_rule(name) for name in ORBIT_FIELDS})
 
-UNTYPED = {"resume"}
+
+def _count_rule(name: str) -> Rule:
+    """A rule from `orbitlab.registry.NULLABLE_COUNTS`: an integer in [1, bound] or null."""
+    bound = NULLABLE_COUNTS[name]
+
+    def rule(value: Any) -> str | None:
+        ok = value is None or (_number(value, True) and 1 <= value <= bound)
+        return (
+            None if ok else f"must be an integer in [1, {bound}] or null (the scene's worst case)"
+        )
+
+    return rule
+
+
+RANGES.update({f"env.scene.{name}": _count_rule(name) for name in NULLABLE_COUNTS})
+
+UNTYPED = {"resume", *(f"env.scene.{name}" for name in NULLABLE_COUNTS)}
 """Keys whose default's type does not say what is allowed (their range rule does)."""
 
 

@@ -8,7 +8,8 @@ the Warp array itself; `OrbitData.torch(name)` gives a zero-copy torch view),
 and host reads/writes are explicit (`.numpy()`, `.assign()`).
 
 Contact and constraint buffers are sized from the scene's collidable geom pairs
-(`contact_capacity`); an overflow raises instead of dropping contacts silently.
+(`orbitlab.sim.contact_capacity.worst_case`) unless given (a task's measured peak with a
+margin); an overflow raises instead of dropping contacts silently.
 Requires the `warp` extra (`pip install 'orbitlab-sim[warp]'`).
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.backends.cpu import principal_axes_rotations
+from orbitlab.sim.contact_capacity import worst_case
 
 BODY_FIELDS = {
     "xipos": wp.vec3,
@@ -33,7 +35,6 @@ BODY_FIELDS = {
     "time": wp.float32,
 }
 MODEL_FIELDS = ("body_mass", "body_inertia", "body_ipos")
-MAX_CONTACTS_PER_PAIR = 8  # box-box and mesh pairs produce up to 8 points
 
 
 def _import_mujoco_warp():
@@ -79,41 +80,6 @@ def default_device() -> str:
     return "cuda:0" if wp.get_cuda_device_count() > 0 else "cpu"
 
 
-def contact_capacity(mj_model: mujoco.MjModel) -> tuple[int, int]:
-    """(contacts, constraint rows) per world that the scene can need at most.
-
-    Counts geom pairs on different bodies that pass MuJoCo's contype/conaffinity
-    test (parent-child pairs are filtered unless the parent is the world), plus
-    explicit <pair> elements, at MAX_CONTACTS_PER_PAIR contacts each; each
-    contact takes 2 (condim - 1) rows (pyramidal) or condim rows (elliptic),
-    and every joint limit and equality may add rows.
-    """
-    m = mj_model
-    pairs = 0
-    for i in range(m.ngeom):
-        for j in range(i + 1, m.ngeom):
-            bi, bj = m.geom_bodyid[i], m.geom_bodyid[j]
-            if m.body_weldid[bi] == m.body_weldid[bj]:
-                continue
-            parent_child = (
-                m.body_parentid[m.body_weldid[bi]] == m.body_weldid[bj]
-                or m.body_parentid[m.body_weldid[bj]] == m.body_weldid[bi]
-            )
-            filtered = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
-            if parent_child and filtered and m.body_weldid[bi] != 0 and m.body_weldid[bj] != 0:
-                continue
-            if (m.geom_contype[i] & m.geom_conaffinity[j]) or (
-                m.geom_contype[j] & m.geom_conaffinity[i]
-            ):
-                pairs += 1
-    pairs += m.npair
-    ncon = pairs * MAX_CONTACTS_PER_PAIR
-    condim = int(max(m.geom_condim.max(initial=1), m.pair_dim.max(initial=1)))
-    rows = condim if m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else max(1, 2 * (condim - 1))
-    nlimit = int(np.sum(m.jnt_limited)) + int(np.sum(m.tendon_limited))
-    return ncon, ncon * rows + nlimit + 6 * m.neq
-
-
 class WarpBackend:
     """MuJoCo-Warp behind the backend interface."""
 
@@ -136,13 +102,15 @@ class WarpBackend:
         self.mj_model = mj_model
         self.nworld = nworld
         self.device = str(wp.get_device(device or default_device()))
-        ncon, nrow = contact_capacity(mj_model)
+        ncon, nrow = worst_case(mj_model)
         with wp.ScopedDevice(self.device):
             self.m = self.mjw.put_model(mj_model)
+            self.nconmax = max(1, ncon if nconmax is None else int(nconmax))
+            """Contacts per world: the pool holds nworld x this many."""
             self.d = self.mjw.make_data(
                 mj_model,
                 nworld=nworld,
-                nconmax=max(1, ncon if nconmax is None else int(nconmax)),
+                nconmax=self.nconmax,
                 njmax=max(1, nrow if njmax is None else int(njmax)),
             )
         self.model = {name: getattr(self.m, name) for name in MODEL_FIELDS}
@@ -256,6 +224,8 @@ class WarpBackend:
             which = flags(int(overflow[bad[0]]))
             raise RuntimeError(
                 f"MuJoCo-Warp buffer overflow in {bad.size} world(s) (first: world {bad[0]}, "
-                f"{which!r}); physics of those worlds is wrong. Raise nconmax/njmax in "
-                "make_data(..., nconmax=..., njmax=...)."
+                f"{which!r}); physics of those worlds is wrong. Raise the capacity: "
+                f"SceneCfg.contacts_per_world (now {self.nconmax}) or "
+                f"constraint_rows_per_world (now {self.d.njmax}), or make_data(nconmax=..., "
+                "njmax=...)."
             )

@@ -104,7 +104,18 @@ def _scene(num_envs: int) -> SceneCfg:
                 std=(0.005,) * 3 + (0.001,) * 3 + (0.002,) * 3,
             )
         entities[name] = flyer
-    return SceneCfg(num_envs=num_envs, entities=entities, orbit_init=orbit, timestep_s=PHYSICS_DT_S)
+    return SceneCfg(
+        num_envs=num_envs,
+        entities=entities,
+        orbit_init=orbit,
+        timestep_s=PHYSICS_DT_S,
+        # Measured peaks per world (`orbitlab bench mode=contacts`, 64 worlds, baseline and
+        # random rollouts, 2026-12-06): 4 contacts, 3 candidates, 16 rows; the pool holds
+        # twice the contacts, the rows stay at the worst case (3 box pairs at 8 points,
+        # cheap at this size), so that no crash overflows a world's rows.
+        contacts_per_world=8,
+        constraint_rows_per_world=96,
+    )
 
 
 def follower_cfg(name: str) -> SceneEntityCfg:

@@ -332,6 +332,11 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             entities={"bot": servicer()},
             markers={"target": MarkerCfg(shape="frame", size_m=(0.1, 0.005))},
             timestep_s=0.01,
+            # Measured peaks per world (`orbitlab bench mode=contacts`, 64 worlds, 2026-12-06):
+            # no contact, 5 broadphase candidates (links beside the bus); twice that, and
+            # 4 rows for each of those contacts plus the joint limits.
+            contacts_per_world=16,
+            constraint_rows_per_world=80,
         ),
         decimation=5,
         episode_length_s=20.0,
