@@ -281,6 +281,30 @@ def test_segment_interpolation_between_endpoints_tracks_the_orbit():
     assert worst < 1e-6
 
 
+def test_an_error_in_a_helper_thread_is_raised_by_the_launch_after_every_chunk_ran():
+    from orbitlab.sim.launch import WorldLaunch, _Helper
+
+    ran = []
+
+    def failing():
+        ran.append("helper")
+        raise FloatingPointError("chunk 1")
+
+    launch = object.__new__(WorldLaunch)  # the replay alone, without a recorded kernel
+    launch._calls = [lambda: ran.append("caller")]
+    launch._helpers = [_Helper(failing), _Helper(lambda: ran.append("helper 2"))]
+    try:
+        with pytest.raises(FloatingPointError, match="chunk 1"):
+            launch.launch()
+        assert sorted(ran) == ["caller", "helper", "helper 2"]
+        launch._helpers[0].stop()
+        launch._helpers[0] = _Helper(lambda: ran.append("helper"))
+        launch.launch()  # the helpers still answer, nothing left over in their queues
+        assert len(ran) == 6
+    finally:
+        launch.close()
+
+
 def test_one_and_two_threads_are_bit_identical(monkeypatch):
     import orbitlab.sim.launch
 

@@ -95,6 +95,8 @@ class OrbitData:
         self.device = self.backend.device
         self._arrays: dict[str, wp.array] = {}
         self._state = self._make_state()
+        self._health_host = self._arrays["health"].numpy() if self.backend.per_world_calls else None
+        """A live host view of the health codes where MuJoCo runs per-world calls (the CPU)."""
         nbody = model.mj_model.nbody
         self._xfrc_user = self._alloc("xfrc_user", (self.nworld, nbody), wp.spatial_vectord)
         self._wrench = self._alloc("wrench", (self.nworld, nbody), wp.spatial_vectord)
@@ -175,9 +177,9 @@ class OrbitData:
     def _active_worlds(self) -> np.ndarray | None:
         """The healthy worlds' ids for MuJoCo's per-world calls, or None for all of them
         (always None where MuJoCo runs every world, as on MuJoCo-Warp: no host read)."""
-        if not self.backend.per_world_calls:
+        codes = self._health_host
+        if codes is None:
             return None
-        codes = self._arrays["health"].numpy()  # a live view on the CPU
         return np.flatnonzero(codes == 0) if codes.any() else None
 
     # ----------------------------------------------------------------- buffers

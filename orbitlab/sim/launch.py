@@ -77,34 +77,28 @@ def _packed_cpu_call(command):
 
 
 class _Helper:
-    """A daemon thread that replays one recorded launch each time it is asked."""
+    """A daemon thread that replays one recorded launch each time `requests` gets True.
+
+    It answers each request on `done`: None, or the exception the launch raised."""
 
     def __init__(self, call):
-        self._requests: queue.SimpleQueue = queue.SimpleQueue()
-        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()
+        self.done: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(
             target=self._serve, args=(call,), daemon=True, name="orbitlab-kernel"
         )
         self._thread.start()
 
     def _serve(self, call) -> None:
-        while self._requests.get():
+        while self.requests.get():
             try:
                 call()
-                self._done.put(None)
-            except Exception as error:  # noqa: BLE001 - re-raised by wait() on the caller's thread
-                self._done.put(error)
-
-    def start(self) -> None:
-        self._requests.put(True)
-
-    def wait(self) -> None:
-        error = self._done.get()
-        if error is not None:
-            raise error
+                self.done.put(None)
+            except Exception as error:  # noqa: BLE001 - re-raised by launch() on the caller's thread
+                self.done.put(error)
 
     def stop(self) -> None:
-        self._requests.put(False)
+        self.requests.put(False)
 
 
 class WorldLaunch:
@@ -129,13 +123,18 @@ class WorldLaunch:
         self._helpers = [_Helper(call) for call in self._calls[1:]]
 
     def launch(self) -> None:
+        # The queues are used directly: this runs several times per physics step, and each
+        # Python call here is host time on every launch.
         for helper in self._helpers:
-            helper.start()
+            helper.requests.put(True)
+        error = None
         try:
             self._calls[0]()
         finally:
-            for helper in self._helpers:
-                helper.wait()
+            for helper in self._helpers:  # every helper is waited for, even after an error
+                error = helper.done.get() or error
+        if error is not None:
+            raise error
 
     def close(self) -> None:
         for helper in self._helpers:

@@ -63,6 +63,9 @@ UNSTABLE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQACC,
 )
 """MuJoCo warnings after which it resets a world to its initial state by itself."""
+_UNSTABLE_COLUMNS = np.array([int(w) for w in UNSTABLE_WARNINGS])
+_NO_WORLDS = np.empty(0, dtype=np.intp)
+_NO_WORLDS.flags.writeable = False
 MODEL_FIELDS = {"body_mass": wp.float64, "body_inertia": wp.vec3d, "body_ipos": wp.vec3d}
 ACCELERATION_OUTPUTS = frozenset(
     (
@@ -112,6 +115,9 @@ class CpuBackend:
         self.nworld = nworld
         self.batch = mjbatch.Batch(mj_model, nworld, nthread=nthread)
         self._bound: set[str] = set()
+        self._bound_acceleration: list[np.ndarray] = []
+        """The bound `ACCELERATION_OUTPUTS` (live arrays), which `kinematics` keeps."""
+        self._instability_seen = np.zeros(nworld, dtype=np.int64)
         self.model = {
             name: wrap(getattr(mj_model, name)[None], dtype) for name, dtype in MODEL_FIELDS.items()
         }
@@ -144,6 +150,8 @@ class CpuBackend:
         first = name not in self._bound and name not in STATE_FIELDS
         array = self.batch.bind(name)
         self._bound.add(name)
+        if first and name in ACCELERATION_OUTPUTS:
+            self._bound_acceleration.append(array)
         if first:
             self.batch.forward()
         return array
@@ -175,12 +183,9 @@ class CpuBackend:
         at their current state (forward stages up to mjSTAGE_VEL); the bound outputs of the
         later stages (`ACCELERATION_OUTPUTS`, e.g. qacc) keep their values."""
         rows = slice(None) if ids is None else ids
-        kept = {
-            name: self.batch.bind(name)[rows].copy() for name in self._bound & ACCELERATION_OUTPUTS
-        }
+        kept = [(array, array[rows].copy()) for array in self._bound_acceleration]
         self.batch.forward(ids=ids, stage=mujoco.mjtStage.mjSTAGE_VEL)
-        for name, values in kept.items():
-            array = self.batch.bind(name)
+        for array, values in kept:
             writable = array.flags.writeable
             array.flags.writeable = True  # a read-only output view: restore what we copied
             try:
@@ -206,16 +211,14 @@ class CpuBackend:
 
     def _instability_counts(self) -> np.ndarray:
         """(nworld,) how often MuJoCo reset each world for a bad qpos, qvel or qacc."""
-        return self.batch.warning[:, [int(w) for w in UNSTABLE_WARNINGS], 1].sum(axis=1)
+        return self.batch.warning[:, _UNSTABLE_COLUMNS, 1].sum(axis=1)
 
     def unstable_worlds(self) -> np.ndarray:
         """The worlds MuJoCo found unstable (and reset) since the last call or clear."""
         counts = self._instability_counts()
-        if not hasattr(self, "_instability_seen"):
-            self._instability_seen = np.zeros_like(counts)
-        worlds = np.flatnonzero(counts > self._instability_seen)
+        fresh = counts > self._instability_seen
         self._instability_seen = counts
-        return worlds
+        return np.flatnonzero(fresh) if fresh.any() else _NO_WORLDS
 
     def clear_unstable(self, ids: np.ndarray | None) -> None:
         """Forget earlier instabilities of `ids` (after a reset)."""
