@@ -54,6 +54,8 @@ def assemble(
         compiled.roots[name] = f"{name}/{first.name}"
         frame = root.worldbody.add_frame(pos=list(entity.pos_m), quat=list(entity.quat))
         root.attach(child, frame=frame, prefix=f"{name}/")
+        for sensor_name, sensor in getattr(entity, "sensors", {}).items():
+            sensor.add_to_spec(root, name, sensor_name)
         compiled.element_index[name] = _merge_elements(name, entity.elements, merged)
     for name, marker in markers.items():
         _check_name("marker", name)

@@ -24,6 +24,8 @@ from orbitlab.sensors.manipulator import (
     GrapplePoseCfg,
     JointEncoder,
     JointEncoderCfg,
+    WristForceTorque,
+    WristForceTorqueCfg,
 )
 from orbitlab.sensors.navigation import (
     DockingLatch,
@@ -65,4 +67,6 @@ __all__ = [
     "StarTrackerCfg",
     "SunSensor",
     "SunSensorCfg",
+    "WristForceTorque",
+    "WristForceTorqueCfg",
 ]

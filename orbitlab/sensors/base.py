@@ -36,6 +36,8 @@ from orbitlab.sim.views import SimView
 from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
+    import mujoco
+
     from orbitlab.scene.scene import Scene
 
 
@@ -64,6 +66,11 @@ class SensorCfg:
     """Bias random-walk density, units/sqrt(s)."""
     seed: int = 0
     """Salt of the noise seed, mixed with the environment's seed (`orbitlab.seeding`)."""
+
+    def add_to_spec(self, spec: mujoco.MjSpec, entity: str, name: str) -> None:
+        """Add what the sensor `name` of `entity` needs in the scene's MuJoCo model (e.g. a
+        MuJoCo sensor whose reading it takes); called once the entity is attached under its
+        prefix `<entity>/`. Most sensors need nothing."""
 
 
 _WHITE_STREAM, _BIAS_STREAM = 0, 1

@@ -6,6 +6,8 @@
 - `GrapplePose`: the pose of a target site (a grapple fixture on another entity) in the
   sensor's own axes, with noise that grows with range: a camera-free stand-in for visual
   pose estimation.
+- `WristForceTorque`: the force and torque the arm exerts on the hand (and on what it
+  holds) at a wrist site, in the site's axes: MuJoCo's own force and torque sensors.
 Timers, latency, bias and noise are the base sensor's (`orbitlab.sensors.base`).
 """
 
@@ -181,3 +183,76 @@ class GrapplePoseCfg(SensorCfg):
     """Optional site of the target (as 'entity/site') whose origin and axes are observed."""
     range_noise_per_m: float = 0.0
     """Growth of the noise with range, 1/m."""
+
+
+def wrench_sensor_name(key: str, kind: str) -> str:
+    """Name of the MuJoCo sensor ('force' or 'torque') behind the scene's sensor `key`
+    ('entity/name')."""
+    return f"{key}/{kind}"
+
+
+class WristForceTorque(Sensor):
+    """Force (N) then torque (N m, about the site) that the body's parent exerts on the
+    site's body and everything it carries (for a wrist site: the hand, its fingers and a
+    grasped object), in the site's axes: 6.
+
+    The readings are MuJoCo's `force` and `torque` sensors on the site (its interaction
+    force from `mj_rnePostConstraint`): the inertial force of the carried subtree less the
+    contact and Cartesian forces on it, so they include the grasp's contact forces and the
+    wrist actuator's torque. Loads the orbit layer applies as generalized forces (free-
+    floating scenes on the CPU: differential gravity, drag, SRP, of order micronewtons on a
+    hand) are not subtracted. With per-stage RK4 a physics step's reading is that of its
+    last stage's evaluation (at t + dt, the state y_0 + dt k_3)."""
+
+    dim = 6
+
+    @classmethod
+    def from_scene(cls, cfg, name, scene, entity, stream):
+        sensor = super().from_scene(cfg, name, scene, entity, stream)
+        m = scene.mj_model
+        columns: list[int] = []
+        for kind in ("force", "torque"):
+            sid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, wrench_sensor_name(name, kind))
+            if sid < 0:  # a config built outside the scene's assembly
+                raise ValueError(
+                    f"sensor '{name}': the model has no MuJoCo {kind} sensor "
+                    f"'{wrench_sensor_name(name, kind)}' (WristForceTorqueCfg adds it)"
+                )
+            columns += range(int(m.sensor_adr[sid]), int(m.sensor_adr[sid]) + 3)
+        sensor.columns = torch.as_tensor(columns, dtype=torch.long, device=scene.view.device)
+        return sensor
+
+    columns: torch.Tensor
+
+    def truth(self):
+        return self.view.array("sensordata")[:, self.columns].to(torch.float64)
+
+
+@dataclass(kw_only=True)
+class WristForceTorqueCfg(SensorCfg):
+    """Wrist force-torque sensor at the entity's `site` (required; e.g. arm_bus's
+    'wrist_ft'): force (N) then torque (N m) on the site's body and what it carries, in
+    the site's axes (6). `std` has 6 components. The scene adds MuJoCo's `force` and
+    `torque` sensors on the site to the model (which makes MuJoCo compute the bodies'
+    interaction forces at every forward pass, a cost of its own)."""
+
+    class_type: type = WristForceTorque
+    """The class the scene builds from this config (`WristForceTorque.from_scene`)."""
+
+    def add_to_spec(self, spec: mujoco.MjSpec, entity: str, name: str) -> None:
+        site = f"{entity}/{self.site}"
+        if not self.site or spec.site(site) is None:
+            raise ValueError(
+                f"sensor '{entity}/{name}': site={self.site!r} must name a site of entity "
+                f"'{entity}' (the force-torque sensor's frame, e.g. 'wrist_ft')"
+            )
+        for kind, sensor_type in (
+            ("force", mujoco.mjtSensor.mjSENS_FORCE),
+            ("torque", mujoco.mjtSensor.mjSENS_TORQUE),
+        ):
+            spec.add_sensor(
+                name=wrench_sensor_name(f"{entity}/{name}", kind),
+                type=sensor_type,
+                objtype=mujoco.mjtObj.mjOBJ_SITE,
+                objname=site,
+            )
