@@ -170,3 +170,42 @@ def test_built_as_on_a_gpu_every_task_makes_only_the_listed_reads(monkeypatch):
             counts = _steady_step_reads(entry)
             assert counts[("orbitlab/envs/manager_based_rl_env.py", "step")] == 1, entry
             assert set(counts) <= GPU_REMAINING, (entry, counts)
+
+
+RESET_REMAINING = {
+    ("orbitlab/envs/manager_based_rl_env.py", "step"),  # which envs to reset (one read)
+    ("orbitlab/envs/manager_based_rl_env.py", "_end_episodes"),  # frozen worlds, their reasons
+    ("orbitlab/scene/scene.py", "reset"),  # host ids for MuJoCo's reset, checked
+    ("orbitlab/scene/scene.py", "set_orbit_state"),  # host ids for the orbit layer
+    ("orbitlab/scene/scene.py", "refresh_worlds"),  # host ids for the forward pass
+    ("orbitlab/envs/mdp/events.py", "randomize_orbit"),  # orbits drawn on the host
+    ("orbitlab/envs/mdp/curriculum.py", "__call__"),  # the level, decided on the host
+}
+"""The reads a step that ends episodes still makes when built as on a GPU: the reset
+decision, the count of frozen worlds (whose reasons the step reports) and the reset path's
+host ids and draws. The episode statistics of the reward and termination terms and the
+sensors' restart make none."""
+
+
+def test_built_as_on_a_gpu_a_step_that_ends_episodes_logs_without_host_reads(monkeypatch):
+    from orbitlab.registry import entry_point, tasks
+
+    monkeypatch.setattr("orbitlab.sync.host_reads_are_free", lambda device: False)
+    shipped = [spec for spec in tasks() if entry_point(spec.env_cfg).startswith("orbitlab_tasks.")]
+    for spec in shipped:
+        cfg = load_cfg(task_entry(spec.name).env_cfg, num_envs=4)
+        cfg.scene.nthread = 1
+        env = ManagerBasedRLEnv(cfg)
+        action = torch.zeros((env.num_envs, env.action_manager.total_dim))
+        env.step(action)
+        env.episode_length_buf[:2] = env.max_episode_length  # two worlds time out next
+        with count_host_reads() as counts:
+            env.step(action)
+        assert "final_obs" in env.extras, spec.name
+        log = env.extras["log"]
+        assert env.extras["time_outs"][:2].all(), spec.name
+        assert all(
+            isinstance(v, torch.Tensor) for k, v in log.items() if k.startswith("Episode")
+        ), spec.name
+        assert counts[("orbitlab/envs/manager_based_rl_env.py", "step")] == 1, spec.name
+        assert set(counts) <= RESET_REMAINING, (spec.name, counts)

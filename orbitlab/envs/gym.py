@@ -115,7 +115,7 @@ class OrbitlabGymEnv(gym.Env):
     def step(self, action):
         action = torch.as_tensor(np.asarray(action, dtype=np.float32)[None], device=self.env.device)
         obs, reward, terminated, truncated, extras = self.env.step(action)
-        info = {"log": dict(extras.get("log", {}))}
+        info = {"log": {k: float(v) for k, v in extras.get("log", {}).items()}}
         return (
             obs["policy"][0].cpu().numpy(),
             float(reward[0]),

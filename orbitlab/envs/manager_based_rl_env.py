@@ -8,7 +8,8 @@ One `step(action)`:
    and the action's graph inputs, and writes its outputs to actuator groups;
 3. episode counters advance; commands update; terminations and rewards;
 4. finished envs (terminal or timed out) are reset, alone; their episode
-   statistics go to `extras["log"]`; `extras["time_outs"]` marks truncations;
+   statistics go to `extras["log"]` (0-d tensors on the device, or numbers, which the
+   trainers' loggers read when they write); `extras["time_outs"]` marks truncations;
 5. interval events fire; observations are computed (after the resets, so a
    reset env returns its first observation of the new episode).
 
@@ -185,7 +186,7 @@ class ManagerBasedRLEnv(Stateful):
 
     def _end_episodes(self, done_ids: torch.Tensor, unhealthy: torch.Tensor) -> None:
         """Log frozen worlds, keep the final observation, reset `done_ids`."""
-        num_unhealthy = int(unhealthy.sum())
+        num_unhealthy = int(unhealthy.sum())  # a read on a GPU, which keeps their reasons
         if num_unhealthy:
             self.unhealthy_count += num_unhealthy
             self.extras["log"]["Episode_Termination/sim_unhealthy"] = num_unhealthy

@@ -43,13 +43,13 @@ class RewardManager(Stateful):
             self.episode_sums[name] += value
         return self.reward
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
-        """Log each term's mean episode sum per second of the maximum episode."""
+    def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Log each term's mean episode sum per second of the maximum episode: 0-d tensors
+        on the env's device, read by the trainer's logger when it writes them (no wait for
+        the device here)."""
         log = {}
         for name, sums in self.episode_sums.items():
-            log[f"Episode_Reward/{name}"] = (
-                float(sums[env_ids].mean()) / self.env.max_episode_length_s
-            )
+            log[f"Episode_Reward/{name}"] = sums[env_ids].mean() / self.env.max_episode_length_s
             sums[env_ids] = 0.0
         return log
 

@@ -41,15 +41,16 @@ class TerminationManager(Stateful):
                 self.terminated |= value
         return self.terminated | self.time_outs
 
-    def reset(self, env_ids: torch.Tensor) -> dict[str, float]:
+    def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """Per term, how many of the `env_ids` episodes it ended; with a 'success' term
-        also `Episode/success_rate`, the fraction of them that ended by it."""
-        log: dict[str, float] = {
-            f"Episode_Termination/{name}": int(value[env_ids].sum())
+        also `Episode/success_rate`, the fraction of them that ended by it. 0-d float
+        tensors on the env's device (no wait for the device here)."""
+        log = {
+            f"Episode_Termination/{name}": value[env_ids].sum(dtype=torch.float32)
             for name, value in self.last.items()
         }
         if "success" in self.last and env_ids.numel():
-            log["Episode/success_rate"] = float(self.last["success"][env_ids].float().mean())
+            log["Episode/success_rate"] = self.last["success"][env_ids].float().mean()
         return log
 
     @property

@@ -165,6 +165,8 @@ class Sensor(Stateful):
         ):
             if (value < 0).any():
                 raise ValueError(f"{owner}: {field_name} must be >= 0, got {value.tolist()}")
+        self._draws_bias = bool((self.bias_std > 0).any())
+        """Whether a reset draws a per-world bias (decided once: no host read at resets)."""
         self.value = torch.zeros((n, self.dim), **kw)
         """The delivered measurement, (num_worlds, dim)."""
         self.held = torch.zeros((n, self.dim), **kw)
@@ -277,7 +279,7 @@ class Sensor(Stateful):
         """Restart the worlds' timers, draw their random bias and take a first sample."""
         self.samples[worlds] = 0
         self.world_bias[worlds] = 0.0
-        if bool((self.bias_std > 0).any()):
+        if self._draws_bias:
             ep = self.view.episode[worlds]
             minus_one = torch.full_like(worlds, -1)  # the bias draw precedes sample 0
             draw = gaussian(self.noise_key[worlds], _BIAS_STREAM, ep, minus_one, self.noise_dim)
