@@ -30,6 +30,13 @@ def test_every_shipped_spacecraft_builds_and_steps(factory):
         assert torch.isfinite(sensor.value).all()
 
 
+def test_a_reset_of_worlds_out_of_range_is_refused_with_their_range():
+    scene = scene_of({"sc": library.cubesat_3u()}, num_envs=4)
+    for ids, shown in (([1, 7], "1..7"), ([-1, 2], "-1..2")):
+        with pytest.raises(ValueError, match=rf"world ids must be in \[0, 4\), got {shown}"):
+            scene.reset(torch.tensor(ids))
+
+
 def test_docking_pair_resolves_names_once():
     scene = scene_of(
         {

@@ -208,12 +208,9 @@ class Scene:
         if worlds.numel() == 0:
             return
         worlds = torch.unique(worlds)  # sorted, once each (as MuJoCo's batch reset needs)
-        if int(worlds[0]) < 0 or int(worlds[-1]) >= self.num_envs:
-            raise ValueError(
-                f"world ids must be in [0, {self.num_envs}), got "
-                f"{worlds.min().item()}..{worlds.max().item()}"
-            )
-        ids = worlds.cpu().numpy()
+        ids = worlds.cpu().numpy()  # the one host read: MuJoCo's reset takes host ids
+        if ids[0] < 0 or ids[-1] >= self.num_envs:
+            raise ValueError(f"world ids must be in [0, {self.num_envs}), got {ids[0]}..{ids[-1]}")
         orbit = orbit if orbit is not None else self.cfg.orbit_init
         self.data.reset(ids, orbit=orbit, forward=False)  # refresh_worlds runs it
         view = self.view
