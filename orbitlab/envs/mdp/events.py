@@ -147,10 +147,17 @@ def randomize_orbit(
     the scene's central body's (`SceneCfg.orbit.central_body`), so a custom body is used."""
     body = env.scene.data.model.orbit.central_body
     radius_km, mu = body.radius, body.gm
-    alt = _uniform(env, env_ids, *altitude_km).cpu().numpy()
-    inc = np.radians(_uniform(env, env_ids, *inclination_deg).cpu().numpy())
-    ecc = _uniform(env, env_ids, *eccentricity).cpu().numpy()
-    angles = _uniform(env, env_ids, (0.0,) * 3, (2 * math.pi,) * 3).cpu().numpy()
+    draws = torch.cat(  # drawn on the device, copied to the host at once
+        (
+            _uniform(env, env_ids, *altitude_km)[:, None],
+            _uniform(env, env_ids, *inclination_deg)[:, None],
+            _uniform(env, env_ids, *eccentricity)[:, None],
+            _uniform(env, env_ids, (0.0,) * 3, (2 * math.pi,) * 3),
+        ),
+        dim=1,
+    )
+    draws = draws.cpu().numpy()
+    alt, inc, ecc, angles = draws[:, 0], np.radians(draws[:, 1]), draws[:, 2], draws[:, 3:]
     a = (radius_km + alt) / (1.0 - ecc)
     R, V = coe_to_rv(a, ecc, inc, angles[:, 0], angles[:, 1], angles[:, 2], mu=mu)
     ids = env_ids.cpu().numpy()
