@@ -156,8 +156,8 @@ def randomize_orbit(
         ),
         dim=1,
     )
-    draws = draws.cpu().numpy()
-    alt, inc, ecc, angles = draws[:, 0], np.radians(draws[:, 1]), draws[:, 2], draws[:, 3:]
+    host = draws.cpu().numpy()
+    alt, inc, ecc, angles = host[:, 0], np.radians(host[:, 1]), host[:, 2], host[:, 3:]
     a = (radius_km + alt) / (1.0 - ecc)
     R, V = coe_to_rv(a, ecc, inc, angles[:, 0], angles[:, 1], angles[:, 2], mu=mu)
     ids = env_ids.cpu().numpy()
