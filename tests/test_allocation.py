@@ -240,8 +240,10 @@ def test_allocation_runs_on_cuda():
 def test_the_gpu_path_gives_the_same_forces_without_reading_the_host(name, monkeypatch):
     """Built as on a GPU (`host_reads_are_free` False), the torch solver checks shapes but not
     values, keeps every world through the block-pivoting sweeps and forms each world's Gram
-    pseudo-inverse itself: no host read there, and bit-identical forces (the fallback's
-    worlds included; failed thrusters give singular free sets)."""
+    pseudo-inverse itself: no host read there, and the same forces to rounding (the fallback's
+    worlds included; failed thrusters give singular free sets). Rounding, not bits: the two
+    paths multiply batches of different sizes, which BLAS may sum in another order (measured
+    2026-12-06 on one 2-core machine: 1-3 worlds of 512 differ by 1 ulp of 22 N)."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -262,7 +264,8 @@ def test_the_gpu_path_gives_the_same_forces_without_reading_the_host(name, monke
         expected = cpu.allocate(wrench, limits).forces
         with count_host_reads() as reads:
             got = gpu.allocate(wrench, limits).forces
-        assert torch.equal(got, expected), iterations
+        ulp = torch.finfo(F64).eps * float(cpu.max_force_n.max())
+        torch.testing.assert_close(got, expected, rtol=0, atol=8 * ulp, msg=str(iterations))
         sweeps = ("orbitlab/actuators/allocation.py", "_solve")
         assert set(reads) <= {sweeps}, reads  # only the read that ends block pivoting
 

@@ -13,6 +13,7 @@ scale). Each action term of the env takes its part (terms in the action manager'
   magnetorquers give a = c[3:6]. For magnetorquers this commands dipole fractions per
   axis, not a torque (m x B depends on the field): a direct, not an ideal, mapping.
 * `ActuatorAction` on a 6-element ideal wrench group: the whole c.
+* `BinaryGripperAction`: held open (a 6-DOF command has no grip axis).
 * `JointVelocityAction` with an `end_effector` site (an arm): c is the site's twist in its
   spacecraft's root-body axes, 5 cm/s and 0.2 rad/s per unit (`ARM_SPEED_MPS`,
   `ARM_RATE_RAD_S`), turned into joint rates at the current state through the generalized
@@ -30,6 +31,7 @@ import torch
 
 from orbitlab.managers.action_manager import (
     ActuatorAction,
+    BinaryGripperAction,
     GraphInputAction,
     JointVelocityAction,
     ThrusterWrenchAction,
@@ -73,6 +75,8 @@ class TeleopMapping:
         rotation = eye[3:]
         if isinstance(term, ThrusterWrenchAction):  # a wrench (6), or a force only (3)
             return eye if term.dim == 6 else eye[:3]
+        if isinstance(term, BinaryGripperAction):  # 0: open
+            return torch.zeros((1, 6), dtype=torch.float64)
         if isinstance(term, GraphInputAction) and term.dim in (3, 6):
             return eye if term.dim == 6 else rotation
         if isinstance(term, ActuatorAction):

@@ -76,6 +76,27 @@ class ActuatorAction(ActionTerm):
         self.group.set_command(command)
 
 
+class BinaryGripperAction(ActionTerm):
+    """Open or close a gripper: an action >= 0 commands its servos' open positions, < 0 the
+    closed ones (one component, whatever the number of servos)."""
+
+    def __init__(self, cfg: BinaryGripperActionCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        if cfg.group not in env.scene.actuators:
+            raise ValueError(
+                f"action: no actuator group '{cfg.group}' (have: {', '.join(env.scene.actuators)})"
+            )
+        self.group = env.scene.actuators[cfg.group]
+        self.dim = 1
+        kw = {"dtype": torch.float64, "device": env.device}
+        count = self.group.num
+        self.open = torch.as_tensor(cfg.open, **kw).expand(count).clone()
+        self.closed = torch.as_tensor(cfg.closed, **kw).expand(count).clone()
+
+    def apply(self, command):
+        self.group.set_command(torch.where(command >= 0.0, self.open, self.closed))
+
+
 class JointVelocityAction(ActionTerm):
     """Joint rates (rad/s) integrated into the targets of a group of MuJoCo position servos.
 
@@ -207,6 +228,20 @@ class ActuatorActionCfg(ActionTermCfg):
     class_type: type = ActuatorAction
     group: str = ""
     """Actuator group key, e.g. 'sat/wheels'."""
+
+
+@dataclass(kw_only=True)
+class BinaryGripperActionCfg(ActionTermCfg):
+    """A gripper opened (action >= 0) or closed (< 0) through an actuator group's commands
+    ('entity/group'); the action has one component."""
+
+    class_type: type = BinaryGripperAction
+    group: str = ""
+    """Actuator group key, e.g. 'bot/gripper'."""
+    open: float | tuple[float, ...] = 0.0
+    """The group's commands when open (one for all elements or one each)."""
+    closed: float | tuple[float, ...] = 0.0
+    """The group's commands when closed."""
 
 
 @dataclass(kw_only=True)

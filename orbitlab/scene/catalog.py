@@ -318,6 +318,25 @@ def arm_bus_elements() -> ElementSet:
     )
 
 
+SERVICER_THRUSTERS: list[tuple[tuple, tuple]] = (
+    [((-0.3, y, z), (1, 0, 0)) for z in (0.2, -0.2) for y in (0.2, -0.2)]
+    + [((0.3, y, z), (-1, 0, 0)) for z in (0.2, -0.2) for y in (0.2, -0.2)]
+    + [((0.0, y, 0.0), d) for y in (0.3, -0.3) for d in ((0, 0, 1), (0, 0, -1))]
+    + [((0.0, 0.0, z), d) for z in (0.3, -0.3) for d in ((0, 1, 0), (0, -1, 0))]
+)
+"""(position from the arm bus's origin, force direction) of rcs_00 .. rcs_15: four along
+each x direction at the +-x faces' corners, two along each of y and z on the faces' centre
+lines (the +x face carries the arm on its centre)."""
+
+
+def servicer_elements() -> ElementSet:
+    """The arm bus as a servicer: its faces, residual dipole and wheels, plus 16 x 10 N RCS
+    (`SERVICER_THRUSTERS`)."""
+    elements = arm_bus_elements()
+    elements.thrusters = _thrusters("bus", "rcs_", SERVICER_THRUSTERS, 10.0)
+    return elements
+
+
 def solar_array_sat_elements() -> ElementSet:
     """Solar-array satellite: 6 bus faces + both sides of each array (cells face +x when
     deployed), 0.5 A m^2 residual, 3 x 10 A m^2 rods, 3 wheels of 2.5e-3 kg m^2."""

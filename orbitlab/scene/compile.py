@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, load_mjcf
+from orbitlab.scene.welds import WeldCfg
 from orbitlab.sim.elements import ElementSet
 
 
@@ -35,9 +36,13 @@ def _check_name(kind: str, name: str) -> None:
 
 
 def assemble(
-    entities: dict[str, EntityCfg], markers: dict[str, MarkerCfg], timestep_s: float
+    entities: dict[str, EntityCfg],
+    markers: dict[str, MarkerCfg],
+    timestep_s: float,
+    welds: dict[str, WeldCfg] | None = None,
 ) -> CompiledScene:
-    """Attach every entity under its prefix and add the markers as mocap bodies."""
+    """Attach every entity under its prefix, add the welds between them and the markers
+    as mocap bodies."""
     if not entities:
         raise ValueError("a scene needs at least one entity")
     root = mujoco.MjSpec()
@@ -57,6 +62,8 @@ def assemble(
         for sensor_name, sensor in getattr(entity, "sensors", {}).items():
             sensor.add_to_spec(root, name, sensor_name)
         compiled.element_index[name] = _merge_elements(name, entity.elements, merged)
+    for name, weld in (welds or {}).items():
+        weld.add_to(root, name)
     for name, marker in markers.items():
         _check_name("marker", name)
         marker.add_to(root.worldbody, name)

@@ -30,6 +30,7 @@ from orbitlab.orbit.constants import OrbitInit
 from orbitlab.scene.compile import assemble
 from orbitlab.scene.entities import EntityCfg, MarkerCfg, SpacecraftCfg
 from orbitlab.scene.handles import EntityHandle, MarkerHandle
+from orbitlab.scene.welds import WeldCfg
 from orbitlab.sensors.base import Sensor
 from orbitlab.sensors.fused import SensorStage
 from orbitlab.sim.spec import OrbitLayerCfg, SimSpec
@@ -46,6 +47,9 @@ class SceneCfg:
     """Spacecraft and passive objects by name (the name prefixes their MJCF names)."""
     markers: dict[str, MarkerCfg] = field(default_factory=dict)
     """Visual-only markers by name."""
+    welds: dict[str, WeldCfg] = field(default_factory=dict)
+    """Welds between entities' bodies by name, switched per world while running
+    (`Scene.set_weld_active`; e.g. a latching end effector on a grapple fixture)."""
     orbit: OrbitLayerCfg = field(default_factory=OrbitLayerCfg)
     """Switches, central body and orbit_dt (elements come from the entities)."""
     orbit_init: OrbitInit | None = None
@@ -103,7 +107,7 @@ class Scene:
                 "SceneCfg.orbit.elements must be empty: declare elements on the entities"
             )
         self.cfg = cfg
-        compiled = assemble(cfg.entities, cfg.markers, cfg.timestep_s)
+        compiled = assemble(cfg.entities, cfg.markers, cfg.timestep_s, cfg.welds)
         spec = SimSpec.from_mj_spec(compiled.mj_spec)
         spec.orbit = dataclasses.replace(cfg.orbit, elements=compiled.elements)
         spec.integrator = cfg.integrator
@@ -260,6 +264,28 @@ class Scene:
         self.view.invalidate()
         for sensor in self.sensors.values():
             sensor.reset(worlds)
+
+    # ------------------------------------------------------------------ welds
+    def weld_id(self, name: str) -> int:
+        """Equality id of the scene-level weld `name` (`SceneCfg.welds`)."""
+        if name not in self.cfg.welds:
+            raise ValueError(
+                f"no weld named '{name}' in the scene (welds: {', '.join(self.cfg.welds) or 'none'})"
+            )
+        import mujoco
+
+        return mujoco.mj_name2id(self.mj_model, mujoco.mjtObj.mjOBJ_EQUALITY, name)
+
+    def set_weld_active(self, name: str, worlds: torch.Tensor, active: torch.Tensor | bool) -> None:
+        """Engage (`active` True) or release the weld `name` where the mask `worlds` (N,) is
+        True; `active` is one flag or one per world (N,). No host read."""
+        column = self.view.array("eq_active")[:, self.weld_id(name)]
+        value = torch.as_tensor(active, device=column.device).to(column.dtype)
+        column.copy_(torch.where(worlds, value, column))
+
+    def weld_active(self, name: str) -> torch.Tensor:
+        """Whether the weld `name` is engaged, per world (N,) bool."""
+        return self.view.array("eq_active")[:, self.weld_id(name)] != 0
 
     # ------------------------------------------------------------------ names
     def body_id(self, name: str) -> int:

@@ -19,6 +19,7 @@ from orbitlab.scene import catalog
 from orbitlab.scene.entities import PassiveObjectCfg, Quat, SpacecraftCfg, Vec3
 from orbitlab.sensors.base import SensorCfg
 from orbitlab.sensors.inertial import GyroCfg, MagnetometerCfg, StarTrackerCfg, SunSensorCfg
+from orbitlab.sensors.manipulator import WristForceTorqueCfg
 from orbitlab.sensors.navigation import DockingLatchCfg, GnssCfg, RelativeNavCfg
 
 ARCSEC = 4.84813681109536e-06
@@ -146,6 +147,32 @@ def arm_bus(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
         actuators={"arm": MujocoActuatorGroupCfg()},
         sensors={"gyro": GyroCfg(site="imu", std=1e-4)},
     )
+
+
+def servicer(pos_m: Vec3 = (0.0, 0.0, 0.0), quat: Quat = (1.0, 0.0, 0.0, 0.0)) -> SpacecraftCfg:
+    """The arm bus as a capture servicer: 16 x 10 N RCS (20 Hz PWM, 2 ms minimum on-time),
+    its three wheels, the arm's six servos ('arm') and the gripper ('gripper') as separate
+    groups, a gyro and a wrist force-torque sensor ('wrist_ft')."""
+    return SpacecraftCfg(
+        mjcf="arm_bus",
+        pos_m=pos_m,
+        quat=quat,
+        elements=catalog.servicer_elements(),
+        actuators={
+            "rcs": ThrusterGroupCfg(pwm_period_s=0.05, min_on_time_s=0.002),
+            "wheels": ReactionWheelGroupCfg(time_constant_s=0.05),
+            "arm": MujocoActuatorGroupCfg(elements=list(ARM_JOINTS)),
+            "gripper": MujocoActuatorGroupCfg(elements=["gripper"]),
+        },
+        sensors={
+            "gyro": GyroCfg(site="imu", std=1e-4),
+            "wrist_ft": WristForceTorqueCfg(site="wrist_ft", std=(0.05,) * 3 + (0.005,) * 3),
+        },
+    )
+
+
+ARM_JOINTS = ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist_pitch", "wrist_yaw", "wrist_roll")
+"""The arm bus's arm joints (and their servos), base to hand."""
 
 
 def solar_array_sat(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:

@@ -36,6 +36,7 @@ from orbitlab.scene import spacecraft
 from orbitlab.scene.entities import MarkerCfg
 from orbitlab.scene.free_floating import FIELDS, FreeFloating, damped_least_squares
 from orbitlab.scene.scene import SceneCfg
+from orbitlab.scene.spacecraft import ARM_JOINTS
 from orbitlab.sensors.rotations import (
     quat_from_matrix,
     quat_from_rotation_vector,
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 DEG = math.pi / 180.0
-ARM_JOINTS = ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist_pitch", "wrist_yaw", "wrist_roll")
-"""The arm's joints, base to hand (the gripper stays closed)."""
 READY_POSE_RAD = (0.0, -0.9, 1.8, -0.9, 0.0, 0.0)
 """The bent pose episodes start around, rad (the gripper about 1.05 m in front of the bus)."""
 MAX_JOINT_RATE_RAD_S = 0.5

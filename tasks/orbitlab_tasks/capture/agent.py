@@ -1,0 +1,164 @@
+"""Capture's scripted baseline: synchronise with the tumbling client, reach, latch, detumble.
+
+One true-state node at the env step (20 Hz, the RCS's PWM period) does it all, per world:
+
+1. **Synchronise and close in.** The servicer bus flies a reference pose fixed in the
+   client's tumbling frame: the pose from which the arm's ready pose would put the grasp
+   centre on the target, backed off along the target's axis by a standoff. The standoff
+   starts where the episode placed the servicer and shrinks at `APPROACH_SPEED_MPS` once the
+   bus tracks its reference (within `SYNC_TOLERANCE`). The bus wrench is a PD law on the
+   pose error with the reference's centripetal acceleration as feed-forward (mass 70 kg,
+   inertia 8 kg m^2), allocated to the RCS.
+2. **Reach.** Once the standoff is zero the arm runs resolved-rate control on the
+   remaining pose error and relative motion (the bus, held by its own loop, is treated as
+   a fixed base: the fixed-base Jacobian).
+3. **Latch.** Inside the capture envelope the gripper closes, which latches.
+4. **Detumble.** Latched, the arm holds its joints and the RCS damps the stack's rate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+import torch
+
+from orbitlab.agent import AgentGraph, NodeCfg, SceneNode
+from orbitlab.agent.mapping import AllocationCfg
+from orbitlab.scene.free_floating import damped_least_squares
+from orbitlab.sensors.rotations import quat_from_matrix, rotation_vector_from_quat
+from orbitlab_tasks.capture import mdp
+from orbitlab_tasks.docking.agent import PulseModulatorCfg
+
+if TYPE_CHECKING:
+    from orbitlab.actuators.thrusters import ThrusterGroup
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+
+SERVICER_MASS_KG = 70.0
+SERVICER_INERTIA_KGM2 = 8.0
+"""The inertia the attitude loop's gains are scaled by (bus 3.6 kg m^2 plus the arm held
+out in the ready pose, about the servicer's centre of mass, rounded up), kg m^2."""
+POSITION_GAINS = (0.4, 1.2)
+"""Translation loop: (stiffness 1/s^2, damping 1/s) per unit mass."""
+ATTITUDE_GAINS = (0.6, 1.6)
+"""Attitude loop: (stiffness 1/s^2, damping 1/s) per unit inertia."""
+MAX_FORCE_N = 15.0
+MAX_TORQUE_NM = 2.5
+APPROACH_SPEED_MPS = 0.1
+"""How fast the standoff shrinks, m/s."""
+SYNC_TOLERANCE = (0.1, 0.05, 5.0 * mdp.DEG)
+"""The bus tracks its reference within (position m, speed m/s, angle rad)."""
+REACH_GAIN = 1.0
+"""Resolved rate: commanded relative twist per unit pose error, 1/s."""
+MAX_JOINT_RATE_RAD_S = 0.5
+STACK_DAMPING_NMS = 60.0
+"""Latched: RCS torque per unit stack rate, N m s (capped at `MAX_TORQUE_NM`)."""
+ARM_DAMPING = 0.05
+"""Damping of the least-squares inverse of the arm's Jacobian."""
+
+
+class CaptureNode(SceneNode):
+    """The scripted capture (module docstring). Outputs: wrench_body (N, 6) [N, N m] for
+    the RCS allocation, joint_target (N, 6) rad for the arm's servos, gripper (N, 1) m."""
+
+    state_attrs = (*SceneNode.state_attrs, "standoff", "target")
+    output_names = ("wrench_body", "joint_target", "gripper")
+
+    def __init__(self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv):
+        super().__init__(cfg, name, env)
+        from orbitlab_tasks.reach.reach_env_cfg import ArmJacobian
+
+        self.jacobian = ArmJacobian(env)
+        self.grasp_b, self.grasp_rot_b = mdp.ready_grasp_in_bus(env)
+        self.standoff = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
+        self.target = mdp.joint_pos(env).clone()
+
+    def reset_state(self, worlds):
+        self.target[worlds] = mdp.joint_pos(self.env)[worlds]
+        grasp = mdp.grasp_state(self.env)["pos"][worlds]
+        target = mdp.target_state(self.env)
+        along = ((target["pos"][worlds] - grasp) * target["rot"][worlds][..., 0]).sum(-1)
+        self.standoff[worlds] = along.clamp(min=0.0)
+
+    def compute(self, inputs):
+        env, dt = self.env, self.update_period_s
+        bot = env.scene.entities["bot"].data
+        bus_pos = bot.root_pos_w.to(torch.float64)
+        bus_rot = bot.root_rot_mat_w.to(torch.float64)
+        bus_vel = bot.root_lin_vel_w.to(torch.float64)
+        bus_omega = (bus_rot @ bot.root_ang_vel_b.to(torch.float64)[..., None])[..., 0]
+        target, client = mdp.target_state(env), mdp.client_state(env)
+        latched = mdp.latched(env)
+        due = self.due
+
+        # 1. the bus's reference pose in the client's tumbling frame
+        axis = target["rot"][..., 0]
+        ref_rot = target["rot"] @ self.grasp_rot_b.transpose(-1, -2)
+        offset = -(ref_rot @ self.grasp_b[:, None])[..., 0] - self.standoff[:, None] * axis
+        omega = target["omega"]
+        ref_pos = target["pos"] + offset
+        ref_vel = target["vel"] + torch.cross(omega, offset, dim=-1)
+        lever = ref_pos - client["pos"]
+        ref_acc = torch.cross(omega, torch.cross(omega, lever, dim=-1), dim=-1)
+        pos_err, vel_err = ref_pos - bus_pos, ref_vel - bus_vel
+        turn = rotation_vector_from_quat(quat_from_matrix(ref_rot @ bus_rot.transpose(-1, -2)))
+        kp, kd = POSITION_GAINS
+        force = SERVICER_MASS_KG * (ref_acc + kp * pos_err + kd * vel_err)
+        ka, kw = ATTITUDE_GAINS
+        torque = SERVICER_INERTIA_KGM2 * (ka * turn + kw * (omega - bus_omega))
+        synced = (
+            (pos_err.norm(dim=-1) < SYNC_TOLERANCE[0])
+            & (vel_err.norm(dim=-1) < SYNC_TOLERANCE[1])
+            & (turn.norm(dim=-1) < SYNC_TOLERANCE[2])
+        )
+        closer = (self.standoff - APPROACH_SPEED_MPS * dt).clamp(min=0.0)
+        self.standoff.copy_(torch.where(due & synced, closer, self.standoff))
+
+        # 4. latched: damp the stack's rate, no force
+        damping = -STACK_DAMPING_NMS * bus_omega
+        torque = torch.where(latched[:, None], damping, torque)
+        force = torch.where(latched[:, None], 0.0, force)
+        force = force * (MAX_FORCE_N / force.norm(dim=-1, keepdim=True).clamp(min=MAX_FORCE_N))
+        torque = torque * (
+            MAX_TORQUE_NM / torque.norm(dim=-1, keepdim=True).clamp(min=MAX_TORQUE_NM)
+        )
+        to_body = bus_rot.transpose(-1, -2)
+        wrench = torch.cat(
+            ((to_body @ force[..., None])[..., 0], (to_body @ torque[..., None])[..., 0]), -1
+        )
+
+        # 2. reach: resolved rate on the pose error and the motion relative to a rigid arm
+        dp, dr = mdp.pose_error(env)
+        grasp = mdp.grasp_state(env)
+        rigid_vel = bus_vel + torch.cross(bus_omega, grasp["pos"] - bus_pos, dim=-1)
+        twist = torch.cat(
+            (target["vel"] - rigid_vel + REACH_GAIN * dp, omega - bus_omega + REACH_GAIN * dr), -1
+        )
+        rates = damped_least_squares(self.jacobian(free_floating=False), twist, ARM_DAMPING)
+        rates = rates.clamp(-MAX_JOINT_RATE_RAD_S, MAX_JOINT_RATE_RAD_S)
+        reaching = (self.standoff <= 0.0) & synced & ~latched
+        moved = self.target + rates * dt
+        self.target.copy_(torch.where((due & reaching)[:, None], moved, self.target))
+
+        # 3. close inside the envelope (and stay closed once latched)
+        close = latched | mdp.in_capture_envelope(env)
+        gripper = torch.where(close, 0.0, mdp.GRIPPER_OPEN_M)[:, None]
+        return {"wrench_body": wrench, "joint_target": self.target, "gripper": gripper}
+
+
+def capture_agent(env: ManagerBasedRLEnv):
+    """The scripted capture node at the env step, its wrench allocated to the RCS and
+    sigma-delta modulated into pulses the valves can fire (Docking's modulator)."""
+    rcs = cast("ThrusterGroup", env.scene.actuators["bot/rcs"])
+    node = NodeCfg(class_type=CaptureNode, period_s=env.step_dt).build("capture", env)
+    alloc = AllocationCfg(allocator=rcs.allocator(), period_s=env.step_dt).build("allocation", env)
+    pulses = PulseModulatorCfg(
+        max_force_n=tuple(float(x) for x in rcs.high[0]),
+        period_s=env.step_dt,
+        min_on_time_s=rcs.cfg.min_on_time_s,
+    ).build("pulses", env)
+    graph = AgentGraph([node, alloc, pulses])
+    return graph, {
+        "rcs_force": "bot/rcs",
+        "joint_target": "bot/arm",
+        "gripper": "bot/gripper",
+    }

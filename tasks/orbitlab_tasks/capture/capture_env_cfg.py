@@ -1,0 +1,147 @@
+"""Capture: a servicer approaches a tumbling client, grasps its grapple fixture and
+detumbles the stack.
+
+The client (`client_sat`, 80 kg) tumbles at 1-5 deg/s about a random axis; the servicer
+(`servicer`: the 70 kg arm bus with 16 x 10 N RCS, wheels, a 6-joint arm and a latching
+gripper) starts at rest 1-3 m back from the client's grapple fixture along its axis. It has
+to match the tumble, bring the gripper onto the fixture, close it inside the capture
+envelope (which engages the latch, `mdp.LatchingEndEffector`) and bring the stack to rest.
+Success: the latch held 10 s with the wrist loads under 50 N / 10 N m all along and the
+stack turning slower than 0.5 deg/s. Baseline: `agent.CaptureNode` (scripted).
+"""
+
+from __future__ import annotations
+
+import math
+
+from orbitlab.envs import mdp as common
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.managers import (
+    EventTermCfg,
+    ObservationGroupCfg,
+    ObservationTermCfg,
+    RewardTermCfg,
+    SceneEntityCfg,
+    TerminationTermCfg,
+)
+from orbitlab.managers.action_manager import (
+    BinaryGripperActionCfg,
+    JointVelocityActionCfg,
+    ThrusterWrenchActionCfg,
+)
+from orbitlab.scene import spacecraft
+from orbitlab.scene.scene import SceneCfg
+from orbitlab.scene.welds import WeldCfg
+from orbitlab_tasks.capture import mdp
+from orbitlab_tasks.capture.agent import MAX_JOINT_RATE_RAD_S, capture_agent
+
+DEG = math.pi / 180.0
+FORCE_SCALE_N = 15.0
+"""Policy: bus force per unit action, N (body axes)."""
+TORQUE_SCALE_NM = 2.5
+"""Policy: bus torque per unit action, N m (body axes)."""
+
+
+def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """0.01 s physics, 0.05 s per action, episodes of up to 120 s."""
+    gyro = {"sensor_cfg": SceneEntityCfg("bot", sensor_names=("gyro",))}
+    policy = {
+        "position_error": ObservationTermCfg(func=mdp.position_error_b, scale=1.0 / 1.0),
+        "position_error_fine": ObservationTermCfg(
+            func=mdp.position_error_b, scale=1.0 / 0.05, clip=(-1.0, 1.0)
+        ),
+        "angle_error": ObservationTermCfg(func=mdp.angle_error_b, scale=1.0 / (30.0 * DEG)),
+        "angle_error_fine": ObservationTermCfg(
+            func=mdp.angle_error_b, scale=1.0 / (5.0 * DEG), clip=(-1.0, 1.0)
+        ),
+        "relative_motion": ObservationTermCfg(func=mdp.relative_motion_b, scale=1.0 / 0.1),
+        "client_rate": ObservationTermCfg(func=mdp.client_rate_b, scale=1.0 / (5.0 * DEG)),
+        "bus_rate": ObservationTermCfg(
+            func=common.sensor_value, params=gyro, scale=1.0 / (5.0 * DEG)
+        ),
+        "joint_pos": ObservationTermCfg(func=mdp.joint_pos),
+        "joint_vel": ObservationTermCfg(func=mdp.joint_vel, scale=1.0 / MAX_JOINT_RATE_RAD_S),
+        "gripper": ObservationTermCfg(func=mdp.gripper_state),
+        "wrist_loads": ObservationTermCfg(func=mdp.wrist_loads, clip=(-5.0, 5.0)),
+        "last_action": ObservationTermCfg(func=common.last_action),
+    }
+    return ManagerBasedRLEnvCfg(
+        scene=SceneCfg(
+            num_envs=num_envs,
+            entities={"bot": spacecraft.servicer(), "client": spacecraft.client_sat()},
+            welds={
+                "latch": WeldCfg(
+                    body1="bot/hand",
+                    body2="client/fixture",
+                    pos_m=mdp.FIXTURE_IN_HAND[0],
+                    quat=mdp.FIXTURE_IN_HAND[1],
+                    solref=(0.05, 1.0),
+                )
+            },
+            timestep_s=0.01,
+        ),
+        decimation=5,
+        episode_length_s=120.0,
+        actions={
+            "bus": ThrusterWrenchActionCfg(
+                group="bot/rcs",
+                scale=(FORCE_SCALE_N,) * 3 + (TORQUE_SCALE_NM,) * 3,
+                pulse_modulation=True,
+            ),
+            "arm": JointVelocityActionCfg(
+                group="bot/arm", scale=MAX_JOINT_RATE_RAD_S, end_effector="bot/grasp"
+            ),
+            # >= 0: open (0.04 m), < 0: closed
+            "gripper": BinaryGripperActionCfg(
+                group="bot/gripper", open=mdp.GRIPPER_OPEN_M, closed=0.0
+            ),
+        },
+        commands={"target": mdp.CaptureTargetCfg()},
+        observations={
+            "policy": ObservationGroupCfg(terms=policy),
+            "critic": ObservationGroupCfg(enable_noise=False, terms=dict(policy)),
+        },
+        rewards={
+            "approach": RewardTermCfg(func=mdp.approach_cost, weight=-1.0),
+            "latched": RewardTermCfg(func=mdp.latched_reward, weight=2.0),
+            "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
+            "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),
+            "thrust": RewardTermCfg(func=mdp.thrust_cost, weight=-0.01),
+            "action_rate": RewardTermCfg(func=common.action_rate_l2, weight=-0.01),
+        },
+        terminations={
+            "success": TerminationTermCfg(func=mdp.capture_success),
+            "overload": TerminationTermCfg(func=mdp.overload),
+            "struck_client": TerminationTermCfg(func=mdp.struck_client),
+            "lost": TerminationTermCfg(func=mdp.lost),
+        },
+        events={
+            "orbit": EventTermCfg(func=common.randomize_orbit, mode="reset"),
+            "client": EventTermCfg(func=mdp.reset_tumbling_client, mode="reset"),
+            "servicer": EventTermCfg(func=mdp.reset_servicer_at_standoff, mode="reset"),
+        },
+    )
+
+
+def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Capture flown by the scripted baseline (`agent.CaptureNode`), no policy actions."""
+    cfg = env_cfg(num_envs)
+    cfg.actions = {}
+    cfg.agent = capture_agent
+    for group in ("policy", "critic"):
+        cfg.observations[group].terms.pop("last_action")
+    return cfg
+
+
+def teleop_status(env):
+    """The recorder's status line: the gripper's position (cm) and angle (deg) errors to the
+    fixture and the stack's rate (deg/s)."""
+    from orbitlab.demos.status import Measure, TaskReading
+
+    return TaskReading(
+        errors=(
+            Measure("position", "cm", 100.0 * mdp.position_error(env), digits=1),
+            Measure("angle", "deg", mdp.angle_error(env) / DEG, digits=1),
+            Measure("stack rate", "deg/s", mdp.stack_rate(env) / DEG, digits=2),
+        )
+    )
