@@ -273,14 +273,15 @@ def test_the_gripper_action_opens_at_zero_and_above_and_closes_below():
     [
         ({"body1": "bot/nope"}, r"weld 'latch': body1='bot/nope' must name a body"),
         ({"body2": "bot/hand"}, r"weld 'latch': body1 and body2 are both 'bot/hand'"),
-        ({"quat": (1.0, 1.0, 0.0, 0.0)}, r"weld 'latch': quat=\(1.0, 1.0, 0.0, 0.0\) must be a unit"),
+        (
+            {"quat": (1.0, 1.0, 0.0, 0.0)},
+            r"weld 'latch': quat=\(1.0, 1.0, 0.0, 0.0\) must be a unit",
+        ),
         ({"pos_m": (0.0, float("nan"), 0.0)}, r"weld 'latch': pos_m=.* must be 3 finite numbers"),
     ],
 )
 def test_a_bad_weld_is_refused_naming_the_item(change, message):
-    weld = dataclasses.replace(
-        WeldCfg(body1="bot/hand", body2="client/fixture"), **change
-    )
+    weld = dataclasses.replace(WeldCfg(body1="bot/hand", body2="client/fixture"), **change)
     with pytest.raises(ValueError, match=message):
         Scene(
             SceneCfg(
