@@ -289,3 +289,58 @@ def test_a_bad_weld_is_refused_naming_the_item(change, message):
                 welds={"latch": weld},
             )
         )
+
+
+def test_capture_arm_leaves_the_bus_to_the_synchronised_loop():
+    """Capture-Arm: 7 actions (joint rates, gripper); the agent graph flies the bus: from
+    rest it closes in on the client (the standoff shrinks) whatever the arm does."""
+    env = ManagerBasedRLEnv(capture.arm_env_cfg(2))
+    env.reset(seed=0)
+    assert env.action_manager.total_dim == 7
+    assert set(env.agent_outputs.values()) == {"bot/rcs"}
+    bus = env.agent.nodes[0]
+    start = bus.standoff.clone()
+    for _ in range(100):  # 5 s
+        env.step(torch.zeros((2, 7)))
+    assert (bus.standoff < start - 0.1).all()  # ~0.1 m/s once synchronised
+
+
+def test_teleop_drives_the_arm_and_the_grip_button_toggles_the_gripper():
+    from orbitlab.demos.teleop import TeleopMapping
+    from orbitlab.devices import ScriptedCfg, ScriptedDevice
+
+    env = ManagerBasedRLEnv(capture.arm_env_cfg(1))
+    env.reset(seed=0)
+    device = ScriptedDevice(
+        ScriptedCfg(commands=[[1.0, 0, 0, 0, 0, 0]], events={1: "grip"}, end="hold")
+    )
+    mapping = TeleopMapping(env, device)
+    assert "'grip' button" in mapping.describe()
+    gripper = []
+    for _ in range(3):
+        action = mapping(device.advance())
+        assert action.shape == (1, 7) and action[0, :6].abs().max() > 0  # the arm's rates
+        gripper.append(float(action[0, 6]))
+    assert gripper == [1.0, -1.0, -1.0]  # open until the button, then closed
+    mapping.reset()
+    assert float(mapping(device.advance())[0, 6]) == 1.0
+
+
+def test_capture_arms_joint_targets_return_to_the_ready_pose():
+    """With `home_rad`, the rate action integrates less (target - home) / time constant: a
+    held rate settles at home + rate x time constant, no action decays back home."""
+    env = ManagerBasedRLEnv(capture.arm_env_cfg(1))
+    env.reset(seed=0)
+    term = env.action_manager.terms["arm"]
+    home = torch.tensor(mdp.READY_POSE_RAD, dtype=torch.float64)
+    tau = capture.ARM_HOME_TIME_CONSTANT_S
+    action = torch.zeros((1, 7))
+    action[0, 0] = 0.2  # shoulder yaw at 0.1 rad/s
+    for _ in range(200):  # 10 s = 5 time constants
+        env.step(action)
+    offset = term.target[0] - home
+    assert offset[0].item() == pytest.approx(0.1 * tau, rel=0.01)
+    assert offset[1:].abs().max().item() < 1e-12
+    for _ in range(200):
+        env.step(torch.zeros((1, 7)))
+    assert (term.target[0] - home).abs().max().item() < 0.01 * 0.1 * tau

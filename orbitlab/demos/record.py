@@ -192,7 +192,7 @@ def record(
         raise ValueError(f"keep must be 'success' or 'all', got {keep!r}")
     if env.num_envs != 1:
         raise ValueError("record needs a 1-world env (num_envs=1)")
-    mapping = TeleopMapping(env)
+    mapping = TeleopMapping(env, device)
     slices = term_slices(env)
     requested = {"reset": False}
     device.add_callback("reset", lambda: requested.__setitem__("reset", True))
@@ -223,6 +223,7 @@ def record(
                 stats.discarded += 1
                 log(f"reset: episode of {len(episode)} steps discarded")
                 obs, _ = env.reset()
+                mapping.reset()
                 episode = EpisodeBuffer()
                 bar.step(stats, 0)
                 continue
@@ -278,6 +279,7 @@ def record(
                 log(f"episode of {len(episode)} steps not a success: discarded")
             if cut and not (terminated[0] or truncated[0]):
                 obs, _ = env.reset()
+            mapping.reset()
             episode = EpisodeBuffer()
         if status is not None:  # the final counts
             status.update(stats.kept, len(episode), paused=device.paused, force=True)

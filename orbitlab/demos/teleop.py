@@ -13,7 +13,8 @@ scale). Each action term of the env takes its part (terms in the action manager'
   magnetorquers give a = c[3:6]. For magnetorquers this commands dipole fractions per
   axis, not a torque (m x B depends on the field): a direct, not an ideal, mapping.
 * `ActuatorAction` on a 6-element ideal wrench group: the whole c.
-* `BinaryGripperAction`: held open (a 6-DOF command has no grip axis).
+* `BinaryGripperAction`: open, or closed while the device's 'grip' button (keyboard: G)
+  has toggled it so; every new episode starts open (`reset`). Without a device, open.
 * `JointVelocityAction` with an `end_effector` site (an arm): c is the site's twist in its
   spacecraft's root-body axes, 5 cm/s and 0.2 rad/s per unit (`ARM_SPEED_MPS`,
   `ARM_RATE_RAD_S`), turned into joint rates at the current state through the generalized
@@ -57,17 +58,35 @@ class _Part:
 
 
 class TeleopMapping:
-    """`mapping(command (6,)) -> action (1, action_dim)` float32 for one world."""
+    """`mapping(command (6,)) -> action (1, action_dim)` float32 for one world; `device`
+    (optional) gives the 'grip' button that toggles a gripper."""
 
-    def __init__(self, env: ManagerBasedRLEnv):
+    def __init__(self, env: ManagerBasedRLEnv, device=None):
         self.env = env
         self.parts: list[_Part] = []
+        self.grip_closed = False
+        """Whether the gripper is commanded closed (toggled by the 'grip' button)."""
         for name, term in env.action_manager.terms.items():
             if isinstance(term, JointVelocityAction) and term.cfg.end_effector:
                 self.parts.append(_Part(name, None, _ArmTwist(env, term)))
+            elif isinstance(term, BinaryGripperAction):
+                self.parts.append(_Part(name, None, self._grip))
             else:
                 self.parts.append(_Part(name, self._matrix(name, term)))
         self.action_dim = env.action_manager.total_dim
+        if device is not None and "grip" in device.buttons:
+            device.add_callback("grip", self.toggle_grip)
+
+    def toggle_grip(self) -> None:
+        """Close an open gripper, open a closed one."""
+        self.grip_closed = not self.grip_closed
+
+    def reset(self) -> None:
+        """A new episode: the gripper open."""
+        self.grip_closed = False
+
+    def _grip(self, c: torch.Tensor) -> torch.Tensor:
+        return torch.tensor([-1.0 if self.grip_closed else 1.0], dtype=torch.float64)
 
     @staticmethod
     def _matrix(name: str, term) -> torch.Tensor:
@@ -75,8 +94,6 @@ class TeleopMapping:
         rotation = eye[3:]
         if isinstance(term, ThrusterWrenchAction):  # a wrench (6), or a force only (3)
             return eye if term.dim == 6 else eye[:3]
-        if isinstance(term, BinaryGripperAction):  # 0: open
-            return torch.zeros((1, 6), dtype=torch.float64)
         if isinstance(term, GraphInputAction) and term.dim in (3, 6):
             return eye if term.dim == 6 else rotation
         if isinstance(term, ActuatorAction):
@@ -106,6 +123,9 @@ class TeleopMapping:
         labels = ("fx", "fy", "fz", "tx", "ty", "tz")
         lines = []
         for p in self.parts:
+            if p.state_map == self._grip:
+                lines.append(f"{p.name}: open; the 'grip' button closes and opens it")
+                continue
             if p.matrix is None:
                 lines.append(f"{p.name}: end-effector twist [vx, vy, vz, wx, wy, wz] = c")
                 continue

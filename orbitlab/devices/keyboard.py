@@ -5,7 +5,7 @@ Default key map (configurable in `KeyboardCfg`; letters are case-insensitive):
     W / S   +x / -x  translate forward / back        I / K   +ty / -ty  pitch
     A / D   +y / -y  translate left / right          J / L   +tz / -tz  yaw
     Q / E   +z / -z  translate up / down             U / O   +tx / -tx  roll
-    space   pause (toggle)    R  reset    C  save    Esc  quit
+    space   pause (toggle)    R  reset    C  save    G  grip (toggle)    Esc  quit
 
 Each held key drives its axis to its value, +-1 by default (opposite keys cancel).
 
@@ -53,7 +53,7 @@ def _default_axis_keys() -> dict[str, tuple[int, float]]:
 
 
 def _default_button_keys() -> dict[str, str]:
-    return {"space": "pause", "r": "reset", "c": "save", "esc": "quit"}
+    return {"space": "pause", "r": "reset", "c": "save", "g": "grip", "esc": "quit"}
 
 
 @dataclass(kw_only=True)

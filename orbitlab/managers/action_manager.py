@@ -131,9 +131,21 @@ class JointVelocityAction(ActionTerm):
         self.high = high.to(device=env.device, dtype=torch.float64)
         self.step_dt = env.step_dt
         self.target = self._joint_positions().clone()
+        self.home: torch.Tensor | None = None
+        if cfg.home_rad is not None:
+            home = torch.as_tensor(cfg.home_rad, dtype=torch.float64, device=env.device)
+            if home.shape not in ((), (self.dim,)) or cfg.home_time_constant_s <= 0.0:
+                raise ValueError(
+                    f"action: home_rad={cfg.home_rad!r} needs one value or {self.dim} (one per "
+                    f"joint) and home_time_constant_s={cfg.home_time_constant_s!r} > 0"
+                )
+            self.home = home.expand(self.dim)
 
     def apply(self, command):
-        moved = self.target + command * self.step_dt
+        rate = command
+        if self.home is not None:
+            rate = command - (self.target - self.home) / self.cfg.home_time_constant_s
+        moved = self.target + rate * self.step_dt
         self.target.copy_(torch.minimum(torch.maximum(moved, self.low), self.high))
         self.group.set_command(self.target)
 
@@ -255,6 +267,13 @@ class JointVelocityActionCfg(ActionTermCfg):
     end_effector: str | None = None
     """The site the joints move, 'entity/site' (e.g. 'bot/grasp'): teleoperation maps a 6-DOF
     device command to its twist through the generalized Jacobian (None: no teleoperation)."""
+    home_rad: float | tuple[float, ...] | None = None
+    """A pose the targets return to (rad, one for all or one per joint): each step the rate
+    is the action's less (target - home) / `home_time_constant_s`, so a held action keeps
+    the arm at home + rate x time constant and no action brings it home (None: pure rate
+    integration)."""
+    home_time_constant_s: float = 2.0
+    """How fast the targets return home, s."""
 
 
 @dataclass(kw_only=True)

@@ -22,3 +22,16 @@ register_task(
         "detumbles the stack (baseline: scripted synchronised approach)",
     )
 )
+
+register_task(
+    TaskSpec(
+        name="Capture-Arm",
+        env_cfg=LazyFactory(f"{CFG}:arm_env_cfg"),
+        baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
+        agents={"rsl_rl": "rsl_rl_ppo_capture_arm"},
+        status=LazyFactory(f"{CFG}:teleop_status"),
+        success="as Capture",
+        summary="Capture with the policy on the arm and gripper; the bus flown by the "
+        "baseline's synchronised loop",
+    )
+)

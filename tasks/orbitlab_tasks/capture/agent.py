@@ -1,6 +1,7 @@
 """Capture's scripted baseline: synchronise with the tumbling client, reach, latch, detumble.
 
-One true-state node at the env step (20 Hz, the RCS's PWM period) does it all, per world:
+Two true-state nodes at the env step (20 Hz, the RCS's PWM period), per world: the bus's
+(`SynchronisedBusNode`, steps 1 and 4) and the arm's (`ReachAndLatchNode`, steps 2 and 3).
 
 1. **Synchronise and close in.** The servicer bus flies a reference pose fixed in the
    client's tumbling frame: the pose from which the arm's ready pose would put the grasp
@@ -56,24 +57,21 @@ ARM_DAMPING = 0.05
 """Damping of the least-squares inverse of the arm's Jacobian."""
 
 
-class CaptureNode(SceneNode):
-    """The scripted capture (module docstring). Outputs: wrench_body (N, 6) [N, N m] for
-    the RCS allocation, joint_target (N, 6) rad for the arm's servos, gripper (N, 1) m."""
+class SynchronisedBusNode(SceneNode):
+    """Steps 1 and 4 of the module docstring: the bus's wrench, synchronised with the client
+    and closing in while unlatched, damping the stack's rate once latched. Outputs:
+    wrench_body (N, 6) [N, N m] for the RCS allocation, standoff_m (N, 1) the standoff of
+    the reference pose, synced (N, 1) 1 where the bus tracks its reference."""
 
-    state_attrs = (*SceneNode.state_attrs, "standoff", "target")
-    output_names = ("wrench_body", "joint_target", "gripper")
+    state_attrs = (*SceneNode.state_attrs, "standoff")
+    output_names = ("wrench_body", "standoff_m", "synced")
 
     def __init__(self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv):
         super().__init__(cfg, name, env)
-        from orbitlab_tasks.reach.reach_env_cfg import ArmJacobian
-
-        self.jacobian = ArmJacobian(env)
         self.grasp_b, self.grasp_rot_b = mdp.ready_grasp_in_bus(env)
         self.standoff = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
-        self.target = mdp.joint_pos(env).clone()
 
     def reset_state(self, worlds):
-        self.target[worlds] = mdp.joint_pos(self.env)[worlds]
         grasp = mdp.grasp_state(self.env)["pos"][worlds]
         target = mdp.target_state(self.env)
         along = ((target["pos"][worlds] - grasp) * target["rot"][worlds][..., 0]).sum(-1)
@@ -81,16 +79,11 @@ class CaptureNode(SceneNode):
 
     def compute(self, inputs):
         env, dt = self.env, self.update_period_s
-        bot = env.scene.entities["bot"].data
-        bus_pos = bot.root_pos_w.to(torch.float64)
-        bus_rot = bot.root_rot_mat_w.to(torch.float64)
-        bus_vel = bot.root_lin_vel_w.to(torch.float64)
-        bus_omega = (bus_rot @ bot.root_ang_vel_b.to(torch.float64)[..., None])[..., 0]
+        bus = bus_state(env)
         target, client = mdp.target_state(env), mdp.client_state(env)
         latched = mdp.latched(env)
-        due = self.due
 
-        # 1. the bus's reference pose in the client's tumbling frame
+        # the bus's reference pose in the client's tumbling frame
         axis = target["rot"][..., 0]
         ref_rot = target["rot"] @ self.grasp_rot_b.transpose(-1, -2)
         offset = -(ref_rot @ self.grasp_b[:, None])[..., 0] - self.standoff[:, None] * axis
@@ -99,66 +92,118 @@ class CaptureNode(SceneNode):
         ref_vel = target["vel"] + torch.cross(omega, offset, dim=-1)
         lever = ref_pos - client["pos"]
         ref_acc = torch.cross(omega, torch.cross(omega, lever, dim=-1), dim=-1)
-        pos_err, vel_err = ref_pos - bus_pos, ref_vel - bus_vel
-        turn = rotation_vector_from_quat(quat_from_matrix(ref_rot @ bus_rot.transpose(-1, -2)))
+        pos_err, vel_err = ref_pos - bus["pos"], ref_vel - bus["vel"]
+        turn = rotation_vector_from_quat(quat_from_matrix(ref_rot @ bus["rot"].transpose(-1, -2)))
         kp, kd = POSITION_GAINS
         force = SERVICER_MASS_KG * (ref_acc + kp * pos_err + kd * vel_err)
         ka, kw = ATTITUDE_GAINS
-        torque = SERVICER_INERTIA_KGM2 * (ka * turn + kw * (omega - bus_omega))
+        torque = SERVICER_INERTIA_KGM2 * (ka * turn + kw * (omega - bus["omega"]))
         synced = (
             (pos_err.norm(dim=-1) < SYNC_TOLERANCE[0])
             & (vel_err.norm(dim=-1) < SYNC_TOLERANCE[1])
             & (turn.norm(dim=-1) < SYNC_TOLERANCE[2])
         )
         closer = (self.standoff - APPROACH_SPEED_MPS * dt).clamp(min=0.0)
-        self.standoff.copy_(torch.where(due & synced, closer, self.standoff))
+        self.standoff.copy_(torch.where(self.due & synced, closer, self.standoff))
 
-        # 4. latched: damp the stack's rate, no force
-        damping = -STACK_DAMPING_NMS * bus_omega
-        torque = torch.where(latched[:, None], damping, torque)
+        # latched: damp the stack's rate, no force
+        torque = torch.where(latched[:, None], -STACK_DAMPING_NMS * bus["omega"], torque)
         force = torch.where(latched[:, None], 0.0, force)
         force = force * (MAX_FORCE_N / force.norm(dim=-1, keepdim=True).clamp(min=MAX_FORCE_N))
         torque = torque * (
             MAX_TORQUE_NM / torque.norm(dim=-1, keepdim=True).clamp(min=MAX_TORQUE_NM)
         )
-        to_body = bus_rot.transpose(-1, -2)
+        to_body = bus["rot"].transpose(-1, -2)
         wrench = torch.cat(
             ((to_body @ force[..., None])[..., 0], (to_body @ torque[..., None])[..., 0]), -1
         )
+        return {
+            "wrench_body": wrench,
+            "standoff_m": self.standoff[:, None],
+            "synced": synced.to(torch.float64)[:, None],
+        }
 
-        # 2. reach: resolved rate on the pose error and the motion relative to a rigid arm
+
+class ReachAndLatchNode(SceneNode):
+    """Steps 2 and 3 of the module docstring: resolved-rate reach once the bus is synchronised
+    at zero standoff, the gripper closed inside the capture envelope, the joints held once
+    latched. Inputs: standoff_m, synced (`SynchronisedBusNode`). Outputs: joint_target
+    (N, 6) rad for the arm's servos, gripper (N, 1) m."""
+
+    state_attrs = (*SceneNode.state_attrs, "target")
+    input_names = ("standoff_m", "synced")
+    output_names = ("joint_target", "gripper")
+
+    def __init__(self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv):
+        super().__init__(cfg, name, env)
+        from orbitlab_tasks.reach.reach_env_cfg import ArmJacobian
+
+        self.jacobian = ArmJacobian(env)
+        self.target = mdp.joint_pos(env).clone()
+
+    def reset_state(self, worlds):
+        self.target[worlds] = mdp.joint_pos(self.env)[worlds]
+
+    def compute(self, inputs):
+        env = self.env
+        bus, target = bus_state(env), mdp.target_state(env)
+        latched = mdp.latched(env)
         dp, dr = mdp.pose_error(env)
         grasp = mdp.grasp_state(env)
-        rigid_vel = bus_vel + torch.cross(bus_omega, grasp["pos"] - bus_pos, dim=-1)
+        rigid_vel = bus["vel"] + torch.cross(bus["omega"], grasp["pos"] - bus["pos"], dim=-1)
         twist = torch.cat(
-            (target["vel"] - rigid_vel + REACH_GAIN * dp, omega - bus_omega + REACH_GAIN * dr), -1
+            (
+                target["vel"] - rigid_vel + REACH_GAIN * dp,
+                target["omega"] - bus["omega"] + REACH_GAIN * dr,
+            ),
+            -1,
         )
         rates = damped_least_squares(self.jacobian(free_floating=False), twist, ARM_DAMPING)
         rates = rates.clamp(-MAX_JOINT_RATE_RAD_S, MAX_JOINT_RATE_RAD_S)
-        reaching = (self.standoff <= 0.0) & synced & ~latched
-        moved = self.target + rates * dt
-        self.target.copy_(torch.where((due & reaching)[:, None], moved, self.target))
-
-        # 3. close inside the envelope (and stay closed once latched)
+        ready = (inputs["standoff_m"][:, 0] <= 0.0) & (inputs["synced"][:, 0] > 0.5)
+        moved = self.target + rates * self.update_period_s
+        reaching = self.due & ready & ~latched
+        self.target.copy_(torch.where(reaching[:, None], moved, self.target))
         close = latched | mdp.in_capture_envelope(env)
         gripper = torch.where(close, 0.0, mdp.GRIPPER_OPEN_M)[:, None]
-        return {"wrench_body": wrench, "joint_target": self.target, "gripper": gripper}
+        return {"joint_target": self.target, "gripper": gripper}
 
 
-def capture_agent(env: ManagerBasedRLEnv):
-    """The scripted capture node at the env step, its wrench allocated to the RCS and
-    sigma-delta modulated into pulses the valves can fire (Docking's modulator)."""
+def bus_state(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
+    """The servicer bus's position (m), rotation to world, velocity (m/s) and angular
+    velocity (rad/s, world axes), (N, ...)."""
+    bot = env.scene.entities["bot"].data
+    rot = bot.root_rot_mat_w.to(torch.float64)
+    return {
+        "pos": bot.root_pos_w.to(torch.float64),
+        "rot": rot,
+        "vel": bot.root_lin_vel_w.to(torch.float64),
+        "omega": (rot @ bot.root_ang_vel_b.to(torch.float64)[..., None])[..., 0],
+    }
+
+
+def _rcs_nodes(env: ManagerBasedRLEnv) -> list:
+    """The wrench's allocation to the RCS and Docking's sigma-delta pulse modulator."""
     rcs = cast("ThrusterGroup", env.scene.actuators["bot/rcs"])
-    node = NodeCfg(class_type=CaptureNode, period_s=env.step_dt).build("capture", env)
     alloc = AllocationCfg(allocator=rcs.allocator(), period_s=env.step_dt).build("allocation", env)
     pulses = PulseModulatorCfg(
         max_force_n=tuple(float(x) for x in rcs.high[0]),
         period_s=env.step_dt,
         min_on_time_s=rcs.cfg.min_on_time_s,
     ).build("pulses", env)
-    graph = AgentGraph([node, alloc, pulses])
-    return graph, {
-        "rcs_force": "bot/rcs",
-        "joint_target": "bot/arm",
-        "gripper": "bot/gripper",
-    }
+    return [alloc, pulses]
+
+
+def bus_agent(env: ManagerBasedRLEnv):
+    """The synchronised bus loop alone (Capture-Arm: a policy flies the arm and gripper)."""
+    bus = NodeCfg(class_type=SynchronisedBusNode, period_s=env.step_dt).build("bus", env)
+    return AgentGraph([bus, *_rcs_nodes(env)]), {"rcs_force": "bot/rcs"}
+
+
+def capture_agent(env: ManagerBasedRLEnv):
+    """The scripted capture: the synchronised bus loop, the reach-and-latch node, the
+    wrench's allocation to the RCS and its sigma-delta pulses (Docking's modulator)."""
+    bus = NodeCfg(class_type=SynchronisedBusNode, period_s=env.step_dt).build("bus", env)
+    arm = NodeCfg(class_type=ReachAndLatchNode, period_s=env.step_dt).build("arm", env)
+    graph = AgentGraph([bus, arm, *_rcs_nodes(env)])
+    return graph, {"rcs_force": "bot/rcs", "joint_target": "bot/arm", "gripper": "bot/gripper"}

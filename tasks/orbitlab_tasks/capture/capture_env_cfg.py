@@ -7,7 +7,11 @@ gripper) starts at rest 1-3 m back from the client's grapple fixture along its a
 to match the tumble, bring the gripper onto the fixture, close it inside the capture
 envelope (which engages the latch, `mdp.LatchingEndEffector`) and bring the stack to rest.
 Success: the latch held 10 s with the wrist loads under 50 N / 10 N m all along and the
-stack turning slower than 0.5 deg/s. Baseline: `agent.CaptureNode` (scripted).
+stack turning slower than 0.5 deg/s. Baseline: `agent.capture_agent` (scripted).
+
+Capture-Arm (`arm_env_cfg`): the same task with the policy on the arm and the gripper only;
+the bus is flown by the baseline's synchronised loop (`agent.SynchronisedBusNode`), as
+Docking-Translation leaves the attitude to the baseline's loop.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 from orbitlab.scene.welds import WeldCfg
 from orbitlab_tasks.capture import mdp
-from orbitlab_tasks.capture.agent import MAX_JOINT_RATE_RAD_S, capture_agent
+from orbitlab_tasks.capture.agent import MAX_JOINT_RATE_RAD_S, bus_agent, capture_agent
 
 DEG = math.pi / 180.0
 FORCE_SCALE_N = 15.0
@@ -79,6 +83,11 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 )
             },
             timestep_s=0.01,
+            # Measured peaks per world (`orbitlab bench mode=contacts tasks=[Capture]`, 64
+            # worlds, baseline and random rollouts, 2026-12-06): 8 contacts, 12 broadphase
+            # candidates, 39 constraint rows; the benchmark's suggested capacity.
+            contacts_per_world=24,
+            constraint_rows_per_world=120,
         ),
         decimation=5,
         episode_length_s=120.0,
@@ -102,12 +111,21 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "critic": ObservationGroupCfg(enable_noise=False, terms=dict(policy)),
         },
         rewards={
-            "approach": RewardTermCfg(func=mdp.approach_cost, weight=-1.0),
-            "latched": RewardTermCfg(func=mdp.latched_reward, weight=2.0),
+            "progress": RewardTermCfg(func=mdp.approach_progress, weight=1.0),
+            "latched": RewardTermCfg(func=mdp.latched_reward, weight=1.0),
             "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
             "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),
+            "joint_vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-0.05),
             "thrust": RewardTermCfg(func=mdp.thrust_cost, weight=-0.01),
             "action_rate": RewardTermCfg(func=common.action_rate_l2, weight=-0.01),
+            "success": RewardTermCfg(
+                func=mdp.termination_impulse, params={"terms": ("success",)}, weight=20.0
+            ),
+            "failure": RewardTermCfg(
+                func=mdp.termination_impulse,
+                params={"terms": ("overload", "struck_client", "lost")},
+                weight=-20.0,
+            ),
         },
         terminations={
             "success": TerminationTermCfg(func=mdp.capture_success),
@@ -124,12 +142,36 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
 
 
 def baseline_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
-    """Capture flown by the scripted baseline (`agent.CaptureNode`), no policy actions."""
+    """Capture flown by the scripted baseline (`agent.capture_agent`), no policy actions."""
     cfg = env_cfg(num_envs)
     cfg.actions = {}
     cfg.agent = capture_agent
     for group in ("policy", "critic"):
         cfg.observations[group].terms.pop("last_action")
+    return cfg
+
+
+ARM_HOME_TIME_CONSTANT_S = 2.0
+"""Capture-Arm: the arm's servo targets return to the ready pose with this time constant
+when the policy gives no rate, s (a held rate of 0.5 rad/s holds the joint 1 rad off), so
+that the arm is where the bus's synchronised loop expects it unless the policy reaches."""
+
+
+def arm_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
+    """Capture-Arm, RL: the policy gives the arm's joint rates (returning to the ready pose
+    when zero, `ARM_HOME_TIME_CONSTANT_S`) and the gripper (7); the bus
+    closes in synchronised with the client and damps the stack once latched under the
+    baseline's loop (agent graph). Observations, rewards and terminations are Capture's."""
+    cfg = env_cfg(num_envs)
+    del cfg.actions["bus"]
+    cfg.actions["arm"] = JointVelocityActionCfg(
+        group="bot/arm",
+        scale=MAX_JOINT_RATE_RAD_S,
+        end_effector="bot/grasp",
+        home_rad=mdp.READY_POSE_RAD,
+        home_time_constant_s=ARM_HOME_TIME_CONSTANT_S,
+    )
+    cfg.agent = bus_agent
     return cfg
 
 

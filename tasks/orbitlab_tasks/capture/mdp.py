@@ -62,6 +62,8 @@ STACK_RATE_RAD_S = 0.5 * DEG
 """The stack (servicer bus and client) counts as detumbled below this rate, rad/s."""
 HOLD_S = 10.0
 """A success holds the latched grasp this long with loads under `LOAD_LIMIT`, s."""
+STRIKE_FORCE_N = 50.0
+"""A contact force on the unlatched client above this ends an episode as a failure, N."""
 LOST_RANGE_M = 8.0
 """Servicer bus to client centre beyond this ends an episode as a failure, m."""
 FIXTURE_IN_HAND = ((0.19, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0))
@@ -299,13 +301,13 @@ def overload(env: ManagerBasedRLEnv) -> torch.Tensor:
     return latched(env) & ~loads_within(env, DAMAGE_LOAD)
 
 
-def struck_client(env: ManagerBasedRLEnv, reach_m: float = 0.05) -> torch.Tensor:
-    """The client took a contact force while unlatched and the grasp centre was further
-    than `reach_m` from the grapple point: something other than the gripper struck it."""
+def struck_client(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """The client, unlatched, took a contact force above `STRIKE_FORCE_N`: the servicer hit
+    it (the arm's and gripper's touches on the fixture stay below: at most 20 N over
+    1600 steps of random arm motion in 16 worlds, 2026-12-06)."""
     handle = env.scene.entities["client"]
-    qfrc = env.scene.view.array("qfrc_constraint")[:, handle.dof_adr : handle.dof_adr + 6]
-    touched = qfrc.abs().amax(-1) > 1e-6
-    return touched & ~latched(env) & (position_error(env) > reach_m)
+    force = env.scene.view.array("qfrc_constraint")[:, handle.dof_adr : handle.dof_adr + 3]
+    return (force.norm(dim=-1) > STRIKE_FORCE_N) & ~latched(env)
 
 
 def lost(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -375,16 +377,49 @@ def kernel(value: torch.Tensor, sigma: float) -> torch.Tensor:
     return 1.0 - torch.exp(-value / sigma)
 
 
-def approach_cost(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """Unlatched: position error (m) + 1 - exp(-error / 5 cm) + angle error (rad)
-    + 1 - exp(-angle / 5 deg); latched: 0."""
-    cost = (
-        position_error(env)
-        + kernel(position_error(env), 0.05)
-        + angle_error(env)
-        + kernel(angle_error(env), 5.0 * DEG)
+def approach_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """How far the gripper is from the target, as a potential (>= 0, 0 on it): position
+    error / 10 cm + 2 (1 - exp(-error / 2 cm)) + angle error / 10 deg
+    + (1 - exp(-angle / 5 deg))."""
+    position, angle = position_error(env), angle_error(env)
+    return (
+        position / 0.1
+        + 2.0 * kernel(position, 0.02)
+        + angle / (10.0 * DEG)
+        + kernel(angle, 5.0 * DEG)
     )
-    return torch.where(latched(env), 0.0, cost)
+
+
+class approach_progress(Stateful):
+    """Unlatched: the approach potential's decrease per second (potential-based shaping: the
+    episode's sum is the potential at the start minus at the end, whoever closed the gap, so
+    ending an episode early gains nothing); latched: 0."""
+
+    state_attrs = ("previous",)
+
+    def __init__(self, cfg, env: ManagerBasedRLEnv):
+        self.previous = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
+
+    def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
+        now = approach_potential(env)
+        fresh = env.episode_length_buf <= 1
+        progress = torch.where(fresh | latched(env), 0.0, (self.previous - now) / env.step_dt)
+        self.previous = now
+        return progress
+
+
+def termination_impulse(env: ManagerBasedRLEnv, terms: tuple[str, ...]) -> torch.Tensor:
+    """1 / step_dt when any of the named terminations fired this step (weight: the one-off
+    reward)."""
+    fired = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+    for name in terms:
+        fired |= env.termination_manager.last[name]
+    return fired.to(torch.float64) / env.step_dt
+
+
+def joint_vel_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """|joint rates|^2, (rad/s)^2."""
+    return joint_vel(env).square().sum(-1)
 
 
 def latched_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
