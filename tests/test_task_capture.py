@@ -344,3 +344,16 @@ def test_capture_arms_joint_targets_return_to_the_ready_pose():
     for _ in range(200):
         env.step(torch.zeros((1, 7)))
     assert (term.target[0] - home).abs().max().item() < 0.01 * 0.1 * tau
+
+
+def test_the_trainer_notes_segments_shorter_than_an_episode():
+    """Every training segment starts by resetting every env: a segment shorter than the
+    episode cuts it, and the trainer says so (Capture-Arm's config is long enough)."""
+    from types import SimpleNamespace
+
+    from orbitlab.rl.train.rsl_rl import segment_cuts_episodes
+
+    env = SimpleNamespace(max_episode_length_s=120.0, step_dt=0.05)  # 2400 steps
+    note = segment_cuts_episodes({"save_interval": 50, "num_steps_per_env": 32}, env)
+    assert note is not None and "1600 env steps" in note and "at least 75" in note
+    assert segment_cuts_episodes({"save_interval": 100, "num_steps_per_env": 32}, env) is None

@@ -35,6 +35,21 @@ def is_resumable(path: Path) -> bool:
     return isinstance(infos, dict) and bool(infos.get("resumable"))
 
 
+def segment_cuts_episodes(agent: dict, env) -> str | None:
+    """A note when a training segment (save_interval x num_steps_per_env env steps; every
+    segment starts by resetting every env) is shorter than the env's longest episode."""
+    segment = int(agent["save_interval"]) * int(agent["num_steps_per_env"])
+    longest = round(env.max_episode_length_s / env.step_dt)
+    if segment >= longest:
+        return None
+    return (
+        f"note: a training segment (save_interval x num_steps_per_env = {segment} env steps) "
+        f"is shorter than an episode ({longest} steps): each segment starts by resetting every "
+        f"env, so no episode runs past {segment} steps (raise save_interval to at least "
+        f"{-(-longest // int(agent['num_steps_per_env']))})"
+    )
+
+
 def train(settings: TrainSettings) -> TrainResult:
     agent = settings.agent
     total = int(agent["max_iterations"])
@@ -60,6 +75,9 @@ def train(settings: TrainSettings) -> TrainResult:
         print(f"resuming from {settings.resume_from} at iteration {start}")
     checkpoint = settings.run_dir / f"model_{max(start - 1, 0)}.pt"
     steps_per_iteration = int(agent["num_steps_per_env"]) * env.num_envs
+    note = segment_cuts_episodes(agent, base_env)
+    if note and settings.rank == 0:
+        print(note, flush=True)
     began, done, interrupted = time.perf_counter(), start, False
     clock = RunClock(start, total)
     try:
