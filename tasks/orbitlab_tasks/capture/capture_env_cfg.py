@@ -83,11 +83,12 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 )
             },
             timestep_s=0.01,
-            # Measured peaks per world (`orbitlab bench mode=contacts tasks=[Capture]`, 64
-            # worlds, baseline and random rollouts, 2026-12-06): 8 contacts, 12 broadphase
-            # candidates, 39 constraint rows; the benchmark's suggested capacity.
-            contacts_per_world=24,
-            constraint_rows_per_world=120,
+            # Measured peaks per world (`orbitlab bench mode=contacts
+            # tasks=[Capture,Capture-Arm]`, 64 worlds, baseline and random rollouts,
+            # 2026-12-06): 8 contacts, 15 broadphase candidates, 39 constraint rows; the
+            # benchmark's suggested capacity (twice the candidates).
+            contacts_per_world=32,
+            constraint_rows_per_world=152,
         ),
         decimation=5,
         episode_length_s=120.0,
@@ -112,6 +113,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         },
         rewards={
             "progress": RewardTermCfg(func=mdp.approach_progress, weight=1.0),
+            "grasp_attempt": RewardTermCfg(func=mdp.grasp_attempt, weight=2.0),
             "latched": RewardTermCfg(func=mdp.latched_reward, weight=1.0),
             "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
             "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),
