@@ -113,7 +113,6 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         },
         rewards={
             "progress": RewardTermCfg(func=mdp.approach_progress, weight=1.0),
-            "grasp_attempt": RewardTermCfg(func=mdp.grasp_attempt, weight=2.0),
             "latched": RewardTermCfg(func=mdp.latched_reward, weight=1.0),
             "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
             "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),

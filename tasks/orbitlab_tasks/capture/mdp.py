@@ -422,13 +422,6 @@ def joint_vel_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
     return joint_vel(env).square().sum(-1)
 
 
-def grasp_attempt(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """1 while the gripper is commanded closed inside the capture envelope, unlatched: the
-    step that engages the latch (a direct signal for the grasp decision)."""
-    closing = gripper_command(env) < 0.5 * GRIPPER_OPEN_M
-    return (closing & in_capture_envelope(env) & ~latched(env)).to(torch.float64)
-
-
 def latched_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
     """1 while latched."""
     return latched(env).to(torch.float64)
