@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import mujoco
@@ -14,29 +16,18 @@ import torch
 from gymnasium.utils.env_checker import check_env
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
-from orbitlab.orbit.constants import CentralBodyCfg
 from orbitlab.scene import spacecraft
 from orbitlab.scene.compile import assemble
 from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.scene.welds import WeldCfg
 from orbitlab.sensors.rotations import quat_from_matrix, quat_to_matrix
-from orbitlab.sim.spec import OrbitLayerCfg
 from orbitlab_tasks.capture import capture_env_cfg as capture
 from orbitlab_tasks.capture import mdp
 
 DEG = math.pi / 180.0
 
-
-def free_space() -> OrbitLayerCfg:
-    """No external load: every switch off, a central body of negligible gravity."""
-    return OrbitLayerCfg(
-        use_j2=False,
-        use_gravity_gradient=False,
-        use_drag=False,
-        use_srp=False,
-        use_magnetic=False,
-        central_body=CentralBodyCfg(gm=1e-12),
-    )
+sys.path.insert(0, str(Path(__file__).parent))
+from test_free_floating import free_space
 
 
 def latched_pair(client_rate_rad_s=(0.0, 0.0, 0.0)) -> Scene:
@@ -47,14 +38,7 @@ def latched_pair(client_rate_rad_s=(0.0, 0.0, 0.0)) -> Scene:
         SceneCfg(
             num_envs=1,
             entities={"bot": spacecraft.servicer(), "client": spacecraft.client_sat()},
-            welds={
-                "latch": WeldCfg(
-                    body1="bot/hand",
-                    body2="client/fixture",
-                    pos_m=mdp.FIXTURE_IN_HAND[0],
-                    quat=mdp.FIXTURE_IN_HAND[1],
-                )
-            },
+            welds={"latch": capture.env_cfg(1).scene.welds["latch"]},
             orbit=free_space(),
         )
     )
@@ -138,7 +122,8 @@ def rigid_stack_model(scene: Scene) -> mujoco.MjModel:
         {"bot": spacecraft.servicer(), "client": spacecraft.client_sat()},
         {},
         scene.physics_dt,
-        {"latch": dataclasses.replace(scene.cfg.welds["latch"], active=True)},
+        # engaged, and stiffer than the task's (0.05 s) so that the stack settles in seconds
+        {"latch": dataclasses.replace(scene.cfg.welds["latch"], active=True, solref=(0.02, 1.0))},
     )
     spec = compiled.mj_spec
     spec.option.gravity = [0.0, 0.0, 0.0]

@@ -29,6 +29,7 @@ from orbitlab.scene.free_floating import damped_least_squares
 from orbitlab.sensors.rotations import quat_from_matrix, rotation_vector_from_quat
 from orbitlab_tasks.capture import mdp
 from orbitlab_tasks.docking.agent import PulseModulatorCfg
+from orbitlab_tasks.reach.reach_env_cfg import ArmJacobian, joint_pos
 
 if TYPE_CHECKING:
     from orbitlab.actuators.thrusters import ThrusterGroup
@@ -136,13 +137,12 @@ class ReachAndLatchNode(SceneNode):
 
     def __init__(self, cfg: NodeCfg, name: str, env: ManagerBasedRLEnv):
         super().__init__(cfg, name, env)
-        from orbitlab_tasks.reach.reach_env_cfg import ArmJacobian
 
         self.jacobian = ArmJacobian(env)
-        self.target = mdp.joint_pos(env).clone()
+        self.target = joint_pos(env).clone()
 
     def reset_state(self, worlds):
-        self.target[worlds] = mdp.joint_pos(self.env)[worlds]
+        self.target[worlds] = joint_pos(self.env)[worlds]
 
     def compute(self, inputs):
         env = self.env
@@ -170,16 +170,8 @@ class ReachAndLatchNode(SceneNode):
 
 
 def bus_state(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
-    """The servicer bus's position (m), rotation to world, velocity (m/s) and angular
-    velocity (rad/s, world axes), (N, ...)."""
-    bot = env.scene.entities["bot"].data
-    rot = bot.root_rot_mat_w.to(torch.float64)
-    return {
-        "pos": bot.root_pos_w.to(torch.float64),
-        "rot": rot,
-        "vel": bot.root_lin_vel_w.to(torch.float64),
-        "omega": (rot @ bot.root_ang_vel_b.to(torch.float64)[..., None])[..., 0],
-    }
+    """The servicer bus's root state (`mdp.root_state`)."""
+    return mdp.root_state(env, "bot")
 
 
 def _rcs_nodes(env: ManagerBasedRLEnv) -> list:

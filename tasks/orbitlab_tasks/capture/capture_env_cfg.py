@@ -38,6 +38,8 @@ from orbitlab.scene.scene import SceneCfg
 from orbitlab.scene.welds import WeldCfg
 from orbitlab_tasks.capture import mdp
 from orbitlab_tasks.capture.agent import MAX_JOINT_RATE_RAD_S, bus_agent, capture_agent
+from orbitlab_tasks.docking import mdp as docking
+from orbitlab_tasks.reach import reach_env_cfg as reach
 
 DEG = math.pi / 180.0
 FORCE_SCALE_N = 15.0
@@ -63,8 +65,8 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "bus_rate": ObservationTermCfg(
             func=common.sensor_value, params=gyro, scale=1.0 / (5.0 * DEG)
         ),
-        "joint_pos": ObservationTermCfg(func=mdp.joint_pos),
-        "joint_vel": ObservationTermCfg(func=mdp.joint_vel, scale=1.0 / MAX_JOINT_RATE_RAD_S),
+        "joint_pos": ObservationTermCfg(func=reach.joint_pos),
+        "joint_vel": ObservationTermCfg(func=reach.joint_vel, scale=1.0 / MAX_JOINT_RATE_RAD_S),
         "gripper": ObservationTermCfg(func=mdp.gripper_state),
         "wrist_loads": ObservationTermCfg(func=mdp.wrist_loads, clip=(-5.0, 5.0)),
         "last_action": ObservationTermCfg(func=common.last_action),
@@ -116,14 +118,14 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "latched": RewardTermCfg(func=mdp.latched_reward, weight=1.0),
             "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
             "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),
-            "joint_vel": RewardTermCfg(func=mdp.joint_vel_l2, weight=-0.05),
+            "joint_vel": RewardTermCfg(func=reach.joint_vel_l2, weight=-0.05),
             "thrust": RewardTermCfg(func=mdp.thrust_cost, weight=-0.01),
             "action_rate": RewardTermCfg(func=common.action_rate_l2, weight=-0.01),
             "success": RewardTermCfg(
-                func=mdp.termination_impulse, params={"terms": ("success",)}, weight=20.0
+                func=docking.termination_impulse, params={"terms": ("success",)}, weight=20.0
             ),
             "failure": RewardTermCfg(
-                func=mdp.termination_impulse,
+                func=docking.termination_impulse,
                 params={"terms": ("overload", "struck_client", "lost")},
                 weight=-20.0,
             ),

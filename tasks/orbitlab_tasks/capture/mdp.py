@@ -74,21 +74,26 @@ TARGET_IN_FIXTURE = torch.diag(torch.tensor([-1.0, 1.0, -1.0], dtype=torch.float
 
 
 # --------------------------------------------------------------------------- the client
-def client_state(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
-    """The client's root position (m), rotation to world (3, 3), origin velocity (m/s) and
-    angular velocity (rad/s, world axes), (N, ...)."""
+def root_state(env: ManagerBasedRLEnv, entity: str) -> dict[str, torch.Tensor]:
+    """An entity's root position (m), rotation to world (3, 3), origin velocity (m/s) and
+    angular velocity (rad/s, world axes), (N, ...), once per state."""
 
     def compute():
-        client = env.scene.entities["client"].data
-        rotation = client.root_rot_mat_w.to(torch.float64)
+        data = env.scene.entities[entity].data
+        rotation = data.root_rot_mat_w.to(torch.float64)
         return {
-            "pos": client.root_pos_w.to(torch.float64),
+            "pos": data.root_pos_w.to(torch.float64),
             "rot": rotation,
-            "vel": client.root_lin_vel_w.to(torch.float64),
-            "omega": (rotation @ client.root_ang_vel_b.to(torch.float64)[..., None])[..., 0],
+            "vel": data.root_lin_vel_w.to(torch.float64),
+            "omega": (rotation @ data.root_ang_vel_b.to(torch.float64)[..., None])[..., 0],
         }
 
-    return env.scene.view.memo("capture/client", compute)
+    return env.scene.view.memo(("capture/root", entity), compute)
+
+
+def client_state(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
+    """The client's root state (`root_state`)."""
+    return root_state(env, "client")
 
 
 def grapple_in_client(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -343,23 +348,6 @@ def client_rate_b(env: ManagerBasedRLEnv) -> torch.Tensor:
     return in_bus_axes(env, client_state(env)["omega"])
 
 
-def _arm_columns(env: ManagerBasedRLEnv, kind: str) -> torch.Tensor:
-    m = env.scene.mj_model
-    joints = [m.joint(f"bot/{name}") for name in ARM_JOINTS]
-    adr = [int(j.qposadr[0] if kind == "qpos" else j.dofadr[0]) for j in joints]
-    return torch.as_tensor(adr, dtype=torch.long, device=env.device)
-
-
-def joint_pos(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """The arm's joint angles, rad (N, 6)."""
-    return env.scene.view.array("qpos")[:, _arm_columns(env, "qpos")].to(torch.float64)
-
-
-def joint_vel(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """The arm's joint rates, rad/s (N, 6)."""
-    return env.scene.view.array("qvel")[:, _arm_columns(env, "qvel")].to(torch.float64)
-
-
 def gripper_state(env: ManagerBasedRLEnv) -> torch.Tensor:
     """Finger opening over the open value and the latch flag, (N, 2)."""
     return torch.stack((finger_opening(env) / GRIPPER_OPEN_M, latched(env).to(torch.float64)), -1)
@@ -406,20 +394,6 @@ class approach_progress(Stateful):
         progress = torch.where(fresh | latched(env), 0.0, (self.previous - now) / env.step_dt)
         self.previous = now
         return progress
-
-
-def termination_impulse(env: ManagerBasedRLEnv, terms: tuple[str, ...]) -> torch.Tensor:
-    """1 / step_dt when any of the named terminations fired this step (weight: the one-off
-    reward)."""
-    fired = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
-    for name in terms:
-        fired |= env.termination_manager.last[name]
-    return fired.to(torch.float64) / env.step_dt
-
-
-def joint_vel_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """|joint rates|^2, (rad/s)^2."""
-    return joint_vel(env).square().sum(-1)
 
 
 def latched_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
