@@ -219,6 +219,32 @@ def test_closing_the_gripper_latches_only_inside_the_capture_envelope():
     assert mdp.finger_opening(env).max().item() < mdp.GRIPPER_OPEN_M
 
 
+def test_the_latch_releases_only_on_an_open_command_held_half_a_second():
+    """A noisy gripper command that crosses the threshold for a step keeps the latch; an
+    open command held for `RELEASE_HOLD_S` (10 env steps) releases it; a reset restarts the
+    timer (and it is part of the env's state)."""
+    env = ManagerBasedRLEnv(capture.env_cfg(1))
+    env.reset(seed=0)
+    term = env.command_manager.terms["target"]
+    ctrl = env.scene.view.array("ctrl")
+    gripper = int(env.scene.mj_model.actuator("bot/gripper").id)
+    env.scene.set_weld_active("latch", torch.tensor([True]), True)
+
+    def command(opening: float, steps: int) -> bool:
+        for _ in range(steps):
+            ctrl[:, gripper] = opening
+            term.latch.update()
+        return bool(mdp.latched(env)[0])
+
+    assert command(mdp.GRIPPER_OPEN_M, 9) and command(0.0, 1)  # 0.45 s open, then closed
+    assert command(mdp.GRIPPER_OPEN_M, 9)  # the timer restarted at the closed step
+    assert "latch" in term.state_dict()
+    assert term.latch.state_dict()["open_s"].item() == pytest.approx(0.45)
+    assert not command(mdp.GRIPPER_OPEN_M, 1)  # 0.5 s held open: released
+    env.reset()
+    assert term.latch.open_s.item() == 0.0
+
+
 def test_the_scripted_baseline_captures_and_detumbles():
     """4 of 4 worlds (seed 0) latch, hold 10 s under the load limits and bring the stack
     below 0.5 deg/s within the episode (the 256-world figure: README)."""

@@ -62,6 +62,11 @@ STACK_RATE_RAD_S = 0.5 * DEG
 """The stack (servicer bus and client) counts as detumbled below this rate, rad/s."""
 HOLD_S = 10.0
 """A success holds the latched grasp this long with loads under `LOAD_LIMIT`, s."""
+RELEASE_HOLD_S = 0.5
+"""The latch releases only after the gripper has been commanded open this long without a
+break, s: a latching end effector's release is a deliberate sequence, not one sample of a
+command (a noisy command around the threshold would otherwise latch and release every few
+steps)."""
 STRIKE_FORCE_N = 50.0
 """A contact force on the unlatched client above this ends an episode as a failure, N."""
 LOST_RANGE_M = 8.0
@@ -131,10 +136,12 @@ def target_state(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
 class CaptureTarget(CommandTerm):
     """The target pose (position m, quaternion w x y z), (N, 7), read from the client each
     step, with its velocity and angular velocity; its `update` runs the latch
-    (`LatchingEndEffector`) after each env step's physics."""
+    (`LatchingEndEffector`) after each env step's physics, and a reset clears the latch's
+    release timer."""
 
     cfg: CaptureTargetCfg
     takes_masks = True
+    state_attrs = (*CommandTerm.state_attrs, "latch")
 
     def __init__(self, cfg: CaptureTargetCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
@@ -154,7 +161,9 @@ class CaptureTarget(CommandTerm):
         return target_state(self.env)["omega"]
 
     def resample(self, worlds) -> None:
-        """Nothing to draw: the target follows the client (placed by the reset events)."""
+        """Nothing to draw: the target follows the client (placed by the reset events); the
+        latch's release timer restarts."""
+        self.assign(self.latch.open_s, worlds, self.latch.open_s.new_zeros(()))
 
     def update(self, dt: float) -> None:
         self.latch.update()
@@ -243,22 +252,30 @@ def gripper_command(env: ManagerBasedRLEnv) -> torch.Tensor:
     return env.scene.view.array("ctrl")[:, actuator].to(torch.float64)
 
 
-class LatchingEndEffector:
+class LatchingEndEffector(Stateful):
     """The gripper as a latching end effector: closing it inside the capture envelope while
     the fingers still surround the post engages the weld `latch` (the rigidized grasp);
-    opening it releases the weld. Runs once per env step, on tensors (no host read)."""
+    holding it open for `RELEASE_HOLD_S` releases the weld. Runs once per env step, on
+    tensors (no host read).
+
+    Attributes: open_s (N,) float64, how long the gripper has been commanded open without a
+    break, s."""
+
+    state_attrs = ("open_s",)
 
     def __init__(self, env: ManagerBasedRLEnv):
         self.env = env
         env.scene.weld_id("latch")  # fail early, naming the welds the scene has
+        self.open_s = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
 
     def update(self) -> None:
         env = self.env
         latched = env.scene.weld_active("latch")
         closing = gripper_command(env) < 0.5 * GRIPPER_OPEN_M
+        self.open_s = torch.where(closing, 0.0, self.open_s + env.step_dt)
         around_post = finger_opening(env) >= FINGERS_AROUND_POST_M
         engage = closing & around_post & ~latched & in_capture_envelope(env)
-        release = ~closing & latched
+        release = (self.open_s >= RELEASE_HOLD_S - 1e-9) & latched
         env.scene.set_weld_active("latch", engage | release, engage)
         env.scene.view.invalidate()
 
