@@ -139,6 +139,9 @@ class TaskSpec:
     """env -> `orbitlab.demos.status.TaskReading`: what the recorder's status line shows
     about the goal (distance and closing speed, or an attitude / rate error); a
     `LazyFactory` keeps the registration light. None: time, device and counts only."""
+    pilot: Callable[..., Any] | None = None
+    """env -> a scripted operator for the recorder's `device=pilot`
+    (`orbitlab.devices.pilot`): demos recorded without a person. None: no pilot."""
 
     @property
     def gym_id(self) -> str:

@@ -71,6 +71,11 @@ def fails(capsys, name: str, argv: list[str], *words: str) -> str:
         ("record_demos", ["rate_hz=nan"], ["rate_hz", "finite"]),
         ("record_demos", ["device=scripted"], ["script", "(T, 6)"]),
         ("record_demos", ["device=joystick"], ["device", "keyboard"]),
+        (
+            "record_demos",
+            ["device=pilot"],
+            ["device", "'pilot'", "Docking has no pilot", "Capture-Arm"],
+        ),
         ("record_demos", ["status=maybe"], ["status", "'maybe'", "true, false or auto"]),
         ("record_demos", ["viewer=maybe"], ["viewer", "true or false"]),
         ("replay_demos", [], ["missing required argument file="]),

@@ -124,6 +124,24 @@ def test_scripted_is_context_manager():
     assert dev._closed
 
 
+def test_a_pilot_flies_the_device_and_presses_its_buttons():
+    from orbitlab.devices import PilotCfg, PilotDevice
+
+    steps = iter([([2.0, 0, 0, 0, 0, -0.5], []), ([0.1] * 6, ["grip"])])
+    dev = make_device("pilot")
+    assert isinstance(dev, PilotDevice) and "grip" in dev.buttons
+    with pytest.raises(RuntimeError, match="no pilot"):
+        dev.advance()
+    dev.fly(lambda: next(steps))
+    grips = []
+    dev.add_callback("grip", lambda: grips.append(True))
+    assert dev.advance().tolist() == [1.0, 0, 0, 0, 0, -0.5]  # clipped as a person's device
+    assert dev.advance().tolist() == pytest.approx([0.1] * 6) and grips == [True]
+    rogue = PilotDevice(PilotCfg(pilot=lambda: ([0.0] * 6, ["self-destruct"])))
+    with pytest.raises(ValueError, match="pressed 'self-destruct'"):
+        rogue.advance()
+
+
 # --------------------------------------------------------------------------- keyboard
 def test_parse_keys():
     assert parse_keys(b"wWa sQ") == ["w", "w", "a", "space", "s", "q"]

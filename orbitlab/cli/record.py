@@ -3,14 +3,16 @@
     python scripts/record_demos.py task=Docking device=keyboard out=demos/docking.hdf5
     python scripts/record_demos.py task=Detumble-RW device=gamepad num_demos=20 rate_hz=10
     python scripts/record_demos.py task=Docking device=scripted script=cmds.npy keep=all
+    python scripts/record_demos.py task=Capture-Arm device=pilot rate_hz=0 num_demos=20
 
 Arguments (key=value): task, device (keyboard | keyboard-window | gamepad | spacemouse |
-scripted), out (HDF5 path), num_demos (demos to keep), rate_hz (env steps per second of
-wall time; 0: as fast as possible), keep (success | all), seed, script (a .npy (T, 6) command
-file for the scripted device, looped), max_steps (end an episode after this many env
-steps; 0: the task's limit), backend, status (true | false | auto: the operator's status
-line; auto: on a terminal, or with a person at the device), viewer (true: watch the world
-live, MuJoCo's window with a display, else a viser browser viewer; false by default).
+scripted | pilot: the task's scripted operator, where it has one), out (HDF5 path),
+num_demos (demos to keep), rate_hz (env steps per second of wall time; 0: as fast as
+possible), keep (success | all), seed, script (a .npy (T, 6) command file for the scripted
+device, looped), max_steps (end an episode after this many env steps; 0: the task's limit),
+backend, status (true | false | auto: the operator's status line; auto: on a terminal, or
+with a person at the device), viewer (true: watch the world live, MuJoCo's window with a
+display, else a viser browser viewer; false by default).
 
 While recording, a status line shows the episode time, the distance to the goal and the
 closing speed (Docking: probe tip to port; Formation: the worst follower to its slot) or
@@ -59,6 +61,7 @@ from orbitlab.cli import (
 )
 from orbitlab.devices import DEVICES
 from orbitlab.limits import MAX_RATE_HZ, MAX_SEED, MAX_STEPS, MIN_RATE_HZ
+from orbitlab.registry import get_task, tasks
 from orbitlab_tasks import task_arg
 
 
@@ -129,6 +132,9 @@ def parse(argv: list[str]) -> dict[str, Any]:
         if args["script"] is None:
             raise bad("script", "", "device=scripted needs script=<file.npy> with (T, 6) commands")
         args["commands"] = load_script(args["script"])
+    if args["device"] == "pilot" and get_task(args["task"]).pilot is None:
+        have = ", ".join(t.name for t in tasks() if t.pilot is not None) or "none"
+        raise bad("device", "pilot", f"task {args['task']} has no pilot (tasks with one: {have})")
     return args
 
 
@@ -151,6 +157,8 @@ def main(argv: list[str]) -> None:
     described["orbitlab_cfg"] = env_args(args["task"], cfg=make_cfg(described["env_kwargs"]))[
         "orbitlab_cfg"
     ]
+    if args["device"] == "pilot":
+        device.fly(get_task(args["task"]).pilot(env))
     print(f"{described['env_name']}: action mapping\n{TeleopMapping(env).describe()}")
     print(device.help_text() if hasattr(device, "help_text") else "")
     try:

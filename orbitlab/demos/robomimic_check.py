@@ -59,54 +59,18 @@ def check_robomimic(path: str | Path, train_step: bool = True) -> dict:
     """Load `path` with robomimic's file utils and SequenceDataset and (optionally) build
     a BC model and run one training step. Returns what it found."""
     stub_torchvision()
-    from robomimic.utils import file_utils, obs_utils
-    from robomimic.utils.dataset import SequenceDataset
+    from robomimic.utils import file_utils
 
-    path = str(path)
-    env_meta = file_utils.get_env_metadata_from_dataset(dataset_path=path)
-    import h5py
+    from orbitlab.demos.bc import make_bc, open_dataset
 
-    with h5py.File(path, "r") as f:
-        first = min(f["data"].keys(), key=lambda n: int(n.split("_")[-1]))
-        obs_keys = list(f["data"][first]["obs"].keys())
-    obs_utils.initialize_obs_utils_with_obs_specs({"obs": {"low_dim": obs_keys, "rgb": []}})
-    shapes = file_utils.get_shape_metadata_from_dataset(dataset_path=path, all_obs_keys=obs_keys)
-    dataset = SequenceDataset(
-        hdf5_path=path,
-        obs_keys=obs_keys,
-        dataset_keys=("actions", "rewards", "dones"),
-        load_next_obs=True,
-        frame_stack=1,
-        seq_length=1,
-        pad_frame_stack=True,
-        pad_seq_length=True,
-        get_pad_mask=False,
-        goal_mode=None,
-        hdf5_cache_mode="all",
-        hdf5_use_swmr=True,
-        hdf5_normalize_obs=False,
-        filter_by_attribute=None,
-    )
+    env_meta = file_utils.get_env_metadata_from_dataset(dataset_path=str(path))
+    dataset, obs_keys, shapes = open_dataset(path)
     out = {"env_meta": env_meta, "shapes": shapes, "len": len(dataset), "obs_keys": obs_keys}
     if not train_step:
         return out
-    import torch
-    from robomimic.algo import algo_factory
-    from robomimic.config import config_factory
     from torch.utils.data import DataLoader
 
-    config = config_factory("bc")
-    with config.unlocked():
-        config.observation.modalities.obs.low_dim = obs_keys
-        config.observation.modalities.obs.rgb = []
-        config.train.batch_size = 4
-    model = algo_factory(
-        algo_name="bc",
-        config=config,
-        obs_key_shapes=shapes["all_shapes"],
-        ac_dim=shapes["ac_dim"],
-        device=torch.device("cpu"),
-    )
+    model = make_bc(obs_keys, shapes, batch_size=4)
     batch = next(iter(DataLoader(dataset, batch_size=4, shuffle=False)))
     batch = model.process_batch_for_training(batch)
     info = model.train_on_batch(batch, epoch=0, validate=False)

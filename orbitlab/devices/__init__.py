@@ -1,4 +1,4 @@
-"""Teleoperation devices: keyboard, gamepad, SpaceMouse and a scripted replay.
+"""Teleoperation devices: keyboard, gamepad, SpaceMouse, a scripted replay and a pilot.
 
 Every device gives, per `advance()`, a normalised 6-DOF body-frame command (float32
 tensor (6,), [fx, fy, fz, tx, ty, tz], each in [-1, 1]) and fires button callbacks
@@ -13,7 +13,8 @@ treat it as a wrench or a velocity command.
             cmd = dev.advance()
 
 Names for `make_device`: "keyboard" (terminal), "keyboard-window" (pygame window),
-"gamepad" (pygame, or evdev), "spacemouse" (hidapi), "scripted" (replay; no hardware).
+"gamepad" (pygame, or evdev), "spacemouse" (hidapi), "scripted" (replay; no hardware),
+"pilot" (a task's scripted operator: `orbitlab.devices.pilot`; no hardware).
 Optional packages: `pip install 'orbitlab-sim[teleop]'` (pygame, hidapi); a missing one
 raises `TeleopDependencyError`, missing hardware `DeviceNotFoundError`, both saying what
 to install or check.
@@ -32,6 +33,7 @@ from orbitlab.devices.base import (
 )
 from orbitlab.devices.gamepad import Gamepad, GamepadCfg
 from orbitlab.devices.keyboard import KeyboardCfg, TerminalKeyboard, WindowKeyboard
+from orbitlab.devices.pilot import PilotCfg, PilotDevice
 from orbitlab.devices.scripted import ScriptedCfg, ScriptedDevice
 from orbitlab.devices.spacemouse import SpaceMouse, SpaceMouseCfg
 
@@ -41,6 +43,7 @@ DEVICES: dict[str, tuple[type[Device], type[DeviceCfg]]] = {
     "gamepad": (Gamepad, GamepadCfg),
     "spacemouse": (SpaceMouse, SpaceMouseCfg),
     "scripted": (ScriptedDevice, ScriptedCfg),
+    "pilot": (PilotDevice, PilotCfg),
 }
 """Device name -> (class, config class)."""
 
@@ -79,6 +82,8 @@ __all__ = [
     "Gamepad",
     "GamepadCfg",
     "KeyboardCfg",
+    "PilotCfg",
+    "PilotDevice",
     "ScriptedCfg",
     "ScriptedDevice",
     "SpaceMouse",

@@ -30,6 +30,7 @@ register_task(
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
         agents={"rsl_rl": "rsl_rl_ppo_capture_arm"},
         status=LazyFactory(f"{CFG}:teleop_status"),
+        pilot=LazyFactory("orbitlab_tasks.capture.agent:capture_pilot"),
         success="as Capture",
         summary="Capture with the policy on the arm and gripper; the bus flown by the "
         "baseline's synchronised loop",

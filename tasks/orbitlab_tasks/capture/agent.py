@@ -146,18 +146,8 @@ class ReachAndLatchNode(SceneNode):
 
     def compute(self, inputs):
         env = self.env
-        bus, target = bus_state(env), mdp.target_state(env)
         latched = mdp.latched(env)
-        dp, dr = mdp.pose_error(env)
-        grasp = mdp.grasp_state(env)
-        rigid_vel = bus["vel"] + torch.cross(bus["omega"], grasp["pos"] - bus["pos"], dim=-1)
-        twist = torch.cat(
-            (
-                target["vel"] - rigid_vel + REACH_GAIN * dp,
-                target["omega"] - bus["omega"] + REACH_GAIN * dr,
-            ),
-            -1,
-        )
+        twist = reach_twist(env)
         rates = damped_least_squares(self.jacobian(free_floating=False), twist, ARM_DAMPING)
         rates = rates.clamp(-MAX_JOINT_RATE_RAD_S, MAX_JOINT_RATE_RAD_S)
         ready = (inputs["standoff_m"][:, 0] <= 0.0) & (inputs["synced"][:, 0] > 0.5)
@@ -167,6 +157,64 @@ class ReachAndLatchNode(SceneNode):
         close = latched | mdp.in_capture_envelope(env)
         gripper = torch.where(close, 0.0, mdp.GRIPPER_OPEN_M)[:, None]
         return {"joint_target": self.target, "gripper": gripper}
+
+
+def reach_twist(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """The gripper twist the reach commands, on top of the bus's own motion: the target's
+    motion relative to a rigid arm plus `REACH_GAIN` times the pose error, world axes,
+    (N, 6) [m/s, rad/s]."""
+    bus, target, grasp = bus_state(env), mdp.target_state(env), mdp.grasp_state(env)
+    dp, dr = mdp.pose_error(env)
+    rigid_vel = bus["vel"] + torch.cross(bus["omega"], grasp["pos"] - bus["pos"], dim=-1)
+    return torch.cat(
+        (
+            target["vel"] - rigid_vel + REACH_GAIN * dp,
+            target["omega"] - bus["omega"] + REACH_GAIN * dr,
+        ),
+        -1,
+    )
+
+
+class CapturePilot:
+    """Capture-Arm's scripted operator (`orbitlab.devices.pilot`), flying the teleop device
+    as a person would: the device idle (the arm at its ready pose) until the bus's loop
+    has closed in to zero standoff, then the gripper's twist (`reach_twist`, in the bus's
+    axes and the device's units, `orbitlab.demos.teleop.ARM_SPEED_MPS` / `ARM_RATE_RAD_S`,
+    clipped to [-1, 1]); the grip button once inside the capture envelope; the device idle
+    again once latched. World 0 (the recorder's one world)."""
+
+    def __init__(self, env: ManagerBasedRLEnv):
+        self.env = env
+        graph = env.agent.nodes if env.agent is not None else []
+        nodes = [n for n in graph if isinstance(n, SynchronisedBusNode)]
+        if not nodes:
+            raise ValueError("CapturePilot needs the bus's synchronised loop (Capture-Arm)")
+        self.bus = nodes[0]
+
+    def __call__(self) -> tuple[list[float], list[str]]:
+        from orbitlab.demos.teleop import ARM_RATE_RAD_S, ARM_SPEED_MPS
+
+        env = self.env
+        latched = bool(mdp.latched(env)[0])
+        ready = bool(self.bus.standoff[0] <= 0.0) and not latched
+        if not ready:
+            return [0.0] * 6, []
+        rotation = bus_state(env)["rot"][0]
+        twist = reach_twist(env)[0]
+        command = torch.cat(
+            (
+                rotation.T @ twist[:3] / ARM_SPEED_MPS,
+                rotation.T @ twist[3:] / ARM_RATE_RAD_S,
+            )
+        ).clamp(-1.0, 1.0)
+        is_open = bool(mdp.gripper_command(env)[0] >= 0.5 * mdp.GRIPPER_OPEN_M)
+        grip = is_open and bool(mdp.in_capture_envelope(env)[0])
+        return command.tolist(), ["grip"] if grip else []
+
+
+def capture_pilot(env: ManagerBasedRLEnv) -> CapturePilot:
+    """`CapturePilot` for `env` (the task registry's pilot factory)."""
+    return CapturePilot(env)
 
 
 def bus_state(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
