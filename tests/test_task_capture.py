@@ -368,3 +368,23 @@ def test_the_trainer_notes_segments_shorter_than_an_episode():
     note = segment_cuts_episodes({"save_interval": 50, "num_steps_per_env": 32}, env)
     assert note is not None and "1600 env steps" in note and "at least 75" in note
     assert segment_cuts_episodes({"save_interval": 100, "num_steps_per_env": 32}, env) is None
+
+
+def test_a_segments_reset_restarts_the_logged_episode_sums():
+    """rsl-rl's logger sums each env's return and length until a done; a segment's reset
+    ends every episode without one, so the trainer restarts the sums: the next logged
+    episode is the 2 steps after the reset, not 5."""
+    pytest.importorskip("rsl_rl")
+    from rsl_rl.utils.logger import Logger
+
+    from orbitlab.rl.train.rsl_rl import restart_episode_sums
+
+    logger = Logger(None, {"algorithm": {}}, {}, 2, False, 1, 0, "cpu")
+    logger.writer = object()  # rsl-rl sums episodes only where it writes logs
+    ones, running, done = torch.ones(2), torch.zeros(2), torch.tensor([1, 0])
+    for _ in range(3):
+        logger.process_env_step(ones, running, {})
+    restart_episode_sums(logger)
+    logger.process_env_step(ones, running, {})
+    logger.process_env_step(ones, done, {})
+    assert list(logger.lenbuffer) == [2.0] and list(logger.rewbuffer) == [2.0]

@@ -50,6 +50,20 @@ def segment_cuts_episodes(agent: dict, env) -> str | None:
     )
 
 
+EPISODE_SUMS = ("cur_reward_sum", "cur_episode_length", "cur_ereward_sum", "cur_ireward_sum")
+"""rsl-rl's logger's running per-env episode sums (return, length; RND's two returns)."""
+
+
+def restart_episode_sums(logger) -> None:
+    """Zero the logger's running episode sums: a segment's reset ended every episode, and
+    without this the next logged returns and lengths would add the cut episodes' parts
+    (lengths above the task's limit)."""
+    for name in EPISODE_SUMS:
+        value = getattr(logger, name, None)
+        if isinstance(value, torch.Tensor):
+            value.zero_()
+
+
 def train(settings: TrainSettings) -> TrainResult:
     agent = settings.agent
     total = int(agent["max_iterations"])
@@ -84,6 +98,7 @@ def train(settings: TrainSettings) -> TrainResult:
         for first, end in segments(start, total, int(agent["save_interval"])):
             with torch.inference_mode():  # rsl-rl steps the env in inference mode
                 env.unwrapped.reset(seed=segment_seed(settings.seed, first, settings.rank))
+            restart_episode_sums(runner.logger)
             runner.current_learning_iteration = first
             runner.resumable = False
             runner.learn(num_learning_iterations=end - first)
