@@ -51,6 +51,7 @@ TORQUE_SCALE_NM = 2.5
 def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     """0.01 s physics, 0.05 s per action, episodes of up to 120 s."""
     gyro = {"sensor_cfg": SceneEntityCfg("bot", sensor_names=("gyro",))}
+    error = {"error": mdp.pose_error}
     policy = {
         "position_error": ObservationTermCfg(func=mdp.position_error_b, scale=1.0 / 1.0),
         "position_error_fine": ObservationTermCfg(
@@ -64,6 +65,14 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "client_rate": ObservationTermCfg(func=mdp.client_rate_b, scale=1.0 / (5.0 * DEG)),
         "bus_rate": ObservationTermCfg(
             func=common.sensor_value, params=gyro, scale=1.0 / (5.0 * DEG)
+        ),
+        # the pose error as the joints see it (J*^+ through the generalized Jacobian): what
+        # made Reach's PPO learn the last centimetres
+        "joint_error": ObservationTermCfg(
+            func=reach.joint_space_error, params=error, scale=1.0 / 0.3, clip=(-5.0, 5.0)
+        ),
+        "joint_error_fine": ObservationTermCfg(
+            func=reach.joint_space_error, params=error, scale=1.0 / 0.03, clip=(-1.0, 1.0)
         ),
         "joint_pos": ObservationTermCfg(func=reach.joint_pos),
         "joint_vel": ObservationTermCfg(func=reach.joint_vel, scale=1.0 / MAX_JOINT_RATE_RAD_S),

@@ -240,17 +240,19 @@ class ArmJacobian:
 class joint_space_error:
     """The joint motion (rad) that would close the pose error at zero momentum,
     J*^+ [position error; angle error] (damped least squares through the generalized
-    Jacobian), (N, 6): the operational-space error as the joints see it."""
+    Jacobian), (N, 6): the operational-space error as the joints see it. Param `error`:
+    env -> (position error m, rotation vector rad), world axes, (N, 3) each (default this
+    task's `pose_error`; another task passes its own target's)."""
 
     def __init__(self, cfg, env: ManagerBasedRLEnv):
         self.jacobian = ArmJacobian(env)
 
-    def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
+    def __call__(self, env: ManagerBasedRLEnv, error=pose_error) -> torch.Tensor:
         def compute():
-            dp, dr = pose_error(env)
+            dp, dr = error(env)
             return damped_least_squares(self.jacobian(), torch.cat((dp, dr), -1), DAMPING)
 
-        return env.scene.view.memo("reach/joint_space_error", compute)
+        return env.scene.view.memo(("reach/joint_space_error", error), compute)
 
 
 def _arm_columns(env: ManagerBasedRLEnv, kind: str) -> torch.Tensor:
