@@ -30,16 +30,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_free_floating import free_space
 
 
-def latched_pair(client_rate_rad_s=(0.0, 0.0, 0.0)) -> Scene:
+def latched_pair(client_rate_rad_s=(0.0, 0.0, 0.0), **backend) -> Scene:
     """The servicer at rest, arm in the ready pose, and the client placed exactly at the
     latch's held pose (its centre of mass at rest, turning at `client_rate_rad_s`, body
-    axes); the latch released."""
+    axes); the latch released. `backend`: SceneCfg's backend and device (default the CPU)."""
     scene = Scene(
         SceneCfg(
             num_envs=1,
             entities={"bot": spacecraft.servicer(), "client": spacecraft.client_sat()},
             welds={"latch": capture.env_cfg(1).scene.welds["latch"]},
             orbit=free_space(),
+            **backend,
         )
     )
     m = scene.mj_model
@@ -93,25 +94,45 @@ def angular_momentum(m: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
     return d.subtree_angmom[0].copy()
 
 
-def test_the_latch_holds_the_fixture_at_the_grasp_and_a_reset_releases_it():
-    scene = latched_pair(client_rate_rad_s=(0.02, -0.03, 0.05))
+def latch_gaps(**backend) -> tuple[float, float, float]:
+    """Grapple point to grasp centre (m) of a tumbling client placed on the held pose:
+    at the start, 2 s later unlatched, 3 s later latched."""
+    rate = (0.02, -0.03, 0.05)
+    scene = latched_pair(client_rate_rad_s=rate, **backend)
     grasp, grapple = scene.site_id("bot/grasp"), scene.site_id("client/grapple")
-    gap = scene.view.array("site_xpos")[0, grapple] - scene.view.array("site_xpos")[0, grasp]
-    assert gap.norm().item() < 1e-12  # placed on the held pose
-    scene.step(200)  # released: the tumbling client turns away from the gripper (~4 cm in 2 s)
-    gap = scene.view.array("site_xpos")[0, grapple] - scene.view.array("site_xpos")[0, grasp]
-    assert gap.norm().item() > 0.01  # not held
 
-    scene = latched_pair(client_rate_rad_s=(0.02, -0.03, 0.05))
-    scene.set_weld_active("latch", torch.tensor([True]), True)
+    def gap() -> float:
+        sites = scene.view.array("site_xpos")[0].to(torch.float64).cpu()
+        return (sites[grapple] - sites[grasp]).norm().item()
+
+    start = gap()
+    scene.step(200)  # released: the tumbling client turns away from the gripper (~4 cm in 2 s)
+    unlatched = gap()
+    scene = latched_pair(client_rate_rad_s=rate, **backend)
+    scene.set_weld_active("latch", torch.ones(1, dtype=torch.bool, device=scene.device), True)
     assert scene.weld_active("latch").tolist() == [True]
     scene.step(300)
-    gap = scene.view.array("site_xpos")[0, grapple] - scene.view.array("site_xpos")[0, grasp]
-    assert gap.norm().item() < 2e-3  # held (a soft constraint under the stack's loads)
+    latched = gap()
     scene.reset()
     assert scene.weld_active("latch").tolist() == [False]
+    return start, unlatched, latched
+
+
+def test_the_latch_holds_the_fixture_at_the_grasp_and_a_reset_releases_it():
+    start, unlatched, latched = latch_gaps()
+    assert start < 1e-12  # placed on the held pose
+    assert unlatched > 0.01  # not held
+    assert latched < 2e-3  # held (a soft constraint under the stack's loads)
     with pytest.raises(ValueError, match="no weld named 'nope'.*welds: latch"):
-        scene.weld_id("nope")
+        latched_pair().weld_id("nope")
+
+
+def test_the_latch_holds_on_the_warp_backend(warp_device):
+    """The weld switched per world in MuJoCo-Warp's data (float32): the same hold."""
+    pytest.importorskip("mujoco_warp")
+    start, unlatched, latched = latch_gaps(backend="warp", device=warp_device)
+    assert start < 1e-5  # float32 positions of a ~1 m arm
+    assert unlatched > 0.01 and latched < 2e-3
 
 
 def rigid_stack_model(scene: Scene) -> mujoco.MjModel:
