@@ -57,6 +57,14 @@ class ActionTerm(Stateful):
     def apply(self, command: torch.Tensor) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def actuator_group(self, key: str):
+        """The scene's actuator group `key` ('entity/group'); ValueError naming the groups
+        the scene has."""
+        actuators = self.env.scene.actuators
+        if key not in actuators:
+            raise ValueError(f"action: no actuator group '{key}' (have: {', '.join(actuators)})")
+        return actuators[key]
+
     def reset(self, env_ids: torch.Tensor) -> None:
         """Restart the per-world state of `env_ids` at an episode start, after the reset
         events (their new state is in place); default nothing."""
@@ -65,11 +73,7 @@ class ActionTerm(Stateful):
 class ActuatorAction(ActionTerm):
     def __init__(self, cfg: ActuatorActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
-        if cfg.group not in env.scene.actuators:
-            raise ValueError(
-                f"action: no actuator group '{cfg.group}' (have: {', '.join(env.scene.actuators)})"
-            )
-        self.group = env.scene.actuators[cfg.group]
+        self.group = self.actuator_group(cfg.group)
         self.dim = self.group.num
 
     def apply(self, command):
@@ -82,11 +86,7 @@ class BinaryGripperAction(ActionTerm):
 
     def __init__(self, cfg: BinaryGripperActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
-        if cfg.group not in env.scene.actuators:
-            raise ValueError(
-                f"action: no actuator group '{cfg.group}' (have: {', '.join(env.scene.actuators)})"
-            )
-        self.group = env.scene.actuators[cfg.group]
+        self.group = self.actuator_group(cfg.group)
         self.dim = 1
         kw = {"dtype": torch.float64, "device": env.device}
         count = self.group.num
@@ -109,11 +109,7 @@ class JointVelocityAction(ActionTerm):
 
     def __init__(self, cfg: JointVelocityActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
-        if cfg.group not in env.scene.actuators:
-            raise ValueError(
-                f"action: no actuator group '{cfg.group}' (have: {', '.join(env.scene.actuators)})"
-            )
-        self.group = env.scene.actuators[cfg.group]
+        self.group = self.actuator_group(cfg.group)
         m = env.scene.mj_model
         ids = self.group.ids.cpu().numpy()
         servo = (m.actuator_trntype[ids] == mujoco.mjtTrn.mjTRN_JOINT) & (
@@ -164,9 +160,7 @@ class ThrusterWrenchAction(ActionTerm):
 
     def __init__(self, cfg: ThrusterWrenchActionCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
-        if cfg.group not in env.scene.actuators:
-            raise ValueError(f"action: no actuator group '{cfg.group}'")
-        group = env.scene.actuators[cfg.group]
+        group = self.actuator_group(cfg.group)
         if not isinstance(group, ThrusterGroup):
             raise TypeError(
                 f"action: actuator group '{cfg.group}' is a {type(group).__name__}, "
