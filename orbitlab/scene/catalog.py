@@ -46,6 +46,8 @@ ASSETS: dict[str, str] = {
     "arm_bus": "arm_bus.xml",
     "solar_array_sat": "solar_array_sat.xml",
     "client_sat": "client_sat.xml",
+    "oru": "oru.xml",
+    "oru_worksite": "oru_worksite.xml",
 }
 """Short asset name -> MJCF file name in the package's assets folder."""
 
@@ -364,6 +366,16 @@ def client_sat_elements() -> ElementSet:
     )
 
 
+def oru_elements() -> ElementSet:
+    """Orbital replacement unit: its box's 6 faces; no dipole, no actuators."""
+    return ElementSet(surfaces=_box_faces("bus", (0.125, 0.1, 0.1)))
+
+
+def oru_worksite_elements() -> ElementSet:
+    """ORU worksite panel: its 6 faces (the socket's walls are not surfaces); passive."""
+    return ElementSet(surfaces=_box_faces("bus", (0.05, 0.4, 0.4)))
+
+
 ELEMENTS: dict[str, Callable[[], ElementSet]] = {
     "cubesat_3u": cubesat_3u_elements,
     "cubesat_6u": cubesat_6u_elements,
@@ -374,6 +386,8 @@ ELEMENTS: dict[str, Callable[[], ElementSet]] = {
     "arm_bus": arm_bus_elements,
     "solar_array_sat": solar_array_sat_elements,
     "client_sat": client_sat_elements,
+    "oru": oru_elements,
+    "oru_worksite": oru_worksite_elements,
 }
 """Short asset name -> the function returning its orbit-layer elements."""
 

@@ -128,6 +128,20 @@ def client_sat(
     )
 
 
+def oru(pos_m: Vec3 = (0.0, 0.0, 0.0), quat: Quat = (1.0, 0.0, 0.0, 0.0)) -> PassiveObjectCfg:
+    """A 12 kg orbital replacement unit with `client_sat`'s grapple post on +x (passive)."""
+    return PassiveObjectCfg(mjcf="oru", pos_m=pos_m, quat=quat, elements=catalog.oru_elements())
+
+
+def oru_worksite(
+    pos_m: Vec3 = (0.0, 0.0, 0.0), quat: Quat = (1.0, 0.0, 0.0, 0.0)
+) -> PassiveObjectCfg:
+    """A 400 kg structure panel with an ORU receptacle (a 0.22 m square socket) on +x."""
+    return PassiveObjectCfg(
+        mjcf="oru_worksite", pos_m=pos_m, quat=quat, elements=catalog.oru_worksite_elements()
+    )
+
+
 def station_module(pos_m: Vec3 = (0.0, 0.0, 0.0)) -> SpacecraftCfg:
     """ISS-like module (18 t) held by four CMGs; a large target for proximity operations."""
     return SpacecraftCfg(
