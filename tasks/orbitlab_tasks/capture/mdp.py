@@ -419,8 +419,11 @@ def latched_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 def stack_rate_cost(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """Latched: the stack's rate / 1 deg/s; unlatched: 0."""
-    return torch.where(latched(env), stack_rate(env) / DEG, 0.0)
+    """The stack's rate (the larger of the bus's and the client's) / 1 deg/s, latched or
+    not: a cost paid only once latched would make latching onto a tumbling client a loss
+    (the client's own 1-5 deg/s suddenly counted) that the detumble repays only seconds
+    later."""
+    return stack_rate(env) / DEG
 
 
 def load_cost(env: ManagerBasedRLEnv) -> torch.Tensor:
