@@ -74,3 +74,24 @@ def test_random_servo_failures_are_drawn_at_reset():
     assert 0.3 < off.float().mean().item() < 0.7
     gainprm = torch.as_tensor(scene.data.expand("actuator_gainprm"))[:, arm.ids, 0]
     assert (gainprm[off] == 0.0).all() and (gainprm[~off] > 0.0).all()
+
+
+def test_damping_sets_the_servos_velocity_gain():
+    """actuator force = kp (target - q) - kv qdot with the configured kv (the MJCF's wrist
+    servos have none: kp 10 N m/rad only)."""
+    scene = arm_scene(damping=(0.0, 0.0, 0.0, 3.0, 3.0, 3.0))
+    arm = scene.actuators["bot/arm"]
+    arm.set_command(torch.tensor([[0.0, 0.0, 0.0, 0.4, -0.3, 0.2]] * 2, dtype=torch.float64))
+    scene.step(5)
+    m = scene.mj_model
+    for joint, kp in (("wrist_pitch", 10.0), ("wrist_yaw", 10.0), ("elbow", 40.0)):
+        a = int(m.actuator(f"bot/{joint}").id)
+        q = scene.view.array("qpos")[:, m.joint(f"bot/{joint}").qposadr[0]]
+        qdot = scene.view.array("qvel")[:, m.joint(f"bot/{joint}").dofadr[0]]
+        kv = 0.0 if joint == "elbow" else 3.0
+        expected = kp * (scene.view.array("ctrl")[:, a] - q) - kv * qdot
+        force = scene.view.array("actuator_force")[:, a]
+        assert qdot.abs().max() > 0.01 or joint == "elbow"  # moving: the kv term counts
+        torch.testing.assert_close(force, expected, rtol=1e-9, atol=1e-9 * kp)
+    with pytest.raises(ValueError, match="damping must be >= 0 N m s/rad"):
+        arm_scene(damping=-1.0)

@@ -72,9 +72,15 @@ class MujocoActuatorGroup(ActuatorGroup):
         self.fresh = torch.ones(self.num_worlds, dtype=torch.bool, device=ctx.device)
         rate = cfg.rate_limit
         self._rate_step = None if rate is None else torch.as_tensor(rate, **kw) * ctx.dt
+        if cfg.damping is not None:
+            kv = torch.as_tensor(cfg.damping, **kw).expand(self.num)
+            self._kv = torch.where(self.servo, kv, self._kv)
         f = cfg.failures
         if self._servo_elements and (
-            tuple(cfg.gain_range) != (1.0, 1.0) or f.stuck_off_prob > 0.0 or f.degraded_prob > 0.0
+            tuple(cfg.gain_range) != (1.0, 1.0)
+            or f.stuck_off_prob > 0.0
+            or f.degraded_prob > 0.0
+            or cfg.damping is not None
         ):
             self._servo_params(torch.arange(self.num_worlds, device=ctx.device))
 
@@ -145,9 +151,19 @@ class MujocoActuatorGroupCfg(ActuatorGroupCfg):
     rate_limit: float | tuple[float, ...] | None = None
     """Largest change of each control per second, in its units per s (a position servo's
     target slew rate, rad/s); None: none."""
+    damping: float | tuple[float, ...] | None = None
+    """Velocity gain kv of the group's position servos, N m s/rad (N s/m on a slide), one for
+    all or one per element (a non-servo element's entry is ignored); None: the MJCF's. A
+    servo carrying a payload far heavier than its own link needs it to stay well damped."""
 
     def validate(self, owner: str) -> None:
         super().validate(owner)
+        if self.damping is not None:
+            kv = np.atleast_1d(np.asarray(self.damping, dtype=np.float64))
+            if not (np.all(np.isfinite(kv)) and np.all(kv >= 0.0)):
+                raise ValueError(
+                    f"{owner}: damping must be >= 0 N m s/rad (or None), got {self.damping!r}"
+                )
         if self.rate_limit is not None:
             rates = np.atleast_1d(np.asarray(self.rate_limit, dtype=np.float64))
             if not (np.all(np.isfinite(rates)) and np.all(rates > 0.0)):

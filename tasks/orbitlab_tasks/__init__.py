@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from orbitlab.envs.registration import register_task as register_gym
 from orbitlab.registry import entry_point, get_task, tasks
 
-_FOLDERS = ("detumble", "pointing", "docking", "formation", "reach", "capture")
+_FOLDERS = ("detumble", "pointing", "docking", "formation", "reach", "capture", "insertion")
 for _folder in _FOLDERS:  # registers, in this order
     importlib.import_module(f"orbitlab_tasks.{_folder}")
 
