@@ -123,7 +123,11 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "critic": ObservationGroupCfg(enable_noise=False, terms=dict(policy)),
         },
         rewards={
-            "progress": RewardTermCfg(func=mdp.approach_progress, weight=1.0),
+            "progress": RewardTermCfg(
+                func=common.potential_progress,
+                params={"potential": mdp.approach_potential, "paused": mdp.latched},
+                weight=1.0,
+            ),
             "latched": RewardTermCfg(func=mdp.latched_reward, weight=1.0),
             "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
             "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),

@@ -395,24 +395,6 @@ def approach_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
     )
 
 
-class approach_progress(Stateful):
-    """Unlatched: the approach potential's decrease per second (potential-based shaping: the
-    episode's sum is the potential at the start minus at the end, whoever closed the gap, so
-    ending an episode early gains nothing); latched: 0."""
-
-    state_attrs = ("previous",)
-
-    def __init__(self, cfg, env: ManagerBasedRLEnv):
-        self.previous = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
-
-    def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
-        now = approach_potential(env)
-        fresh = env.episode_length_buf <= 1
-        progress = torch.where(fresh | latched(env), 0.0, (self.previous - now) / env.step_dt)
-        self.previous = now
-        return progress
-
-
 def latched_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
     """1 while latched."""
     return latched(env).to(torch.float64)

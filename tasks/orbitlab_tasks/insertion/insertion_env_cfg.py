@@ -118,7 +118,11 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "critic": ObservationGroupCfg(enable_noise=False, terms=dict(policy)),
         },
         rewards={
-            "progress": RewardTermCfg(func=mdp.insertion_progress, weight=1.0),
+            "progress": RewardTermCfg(
+                func=common.potential_progress,
+                params={"potential": mdp.insertion_potential},
+                weight=1.0,
+            ),
             "seated": RewardTermCfg(func=mdp.seated_reward, weight=1.0),
             "loads": RewardTermCfg(func=capture.load_cost, weight=-0.5),
             "joint_vel": RewardTermCfg(func=reach.joint_vel_l2, weight=-0.05),

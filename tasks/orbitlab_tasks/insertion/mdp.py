@@ -244,23 +244,6 @@ def insertion_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
     return e / 0.05 + 2.0 * (1.0 - torch.exp(-e / 0.01)) + a / (5 * DEG) + 1 - torch.exp(-a / DEG)
 
 
-class insertion_progress(Stateful):
-    """The potential's decrease per second (potential-based shaping: an episode's sum is the
-    potential at its start minus at its end)."""
-
-    state_attrs = ("previous",)
-
-    def __init__(self, cfg, env: ManagerBasedRLEnv):
-        self.previous = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
-
-    def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
-        now = insertion_potential(env)
-        fresh = env.episode_length_buf <= 1
-        progress = torch.where(fresh, 0.0, (self.previous - now) / env.step_dt)
-        self.previous = now
-        return progress
-
-
 def seated_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
     """1 while seated."""
     return seated(env).to(torch.float64)
