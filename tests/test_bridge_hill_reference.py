@@ -183,6 +183,11 @@ def fly_through_the_node(seconds: float) -> tuple[np.ndarray, dict[int, float], 
             last = t = frames[("leader", TRANS)]["time"]
             if t >= seconds - 1e-6:  # the final state: nothing more to fly
                 break
+            if t <= 0.0:
+                # The bridge steps once at link up without waiting (controllers on /clock
+                # timers answer a clock that moves): an answer to this state may land after
+                # that step and keep every later command one tick late. Fly from the next.
+                continue
             x = {f: _state(frames[(f, TRANS)], frames[(f, ROT)]) for f in FLYERS}
             k = int(t // geo.WAYPOINT_HOLD_S + 1e-9)
             miss = float(np.linalg.norm(x["leader"].r_m - leader.waypoint(t)[0]))
