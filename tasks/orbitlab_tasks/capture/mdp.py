@@ -259,7 +259,8 @@ class LatchingEndEffector(Stateful):
     tensors (no host read).
 
     Attributes: open_s (N,) float64, how long the gripper has been commanded open without a
-    break, s."""
+    break, s; engaged, released (N,) bool, the latch engaged or released in this env step
+    (derived each step from the step's own state, so not saved)."""
 
     state_attrs = ("open_s",)
 
@@ -267,6 +268,8 @@ class LatchingEndEffector(Stateful):
         self.env = env
         env.scene.weld_id("latch")  # fail early, naming the welds the scene has
         self.open_s = torch.zeros(env.num_envs, dtype=torch.float64, device=env.device)
+        self.engaged = torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
+        self.released = torch.zeros_like(self.engaged)
 
     def update(self) -> None:
         env = self.env
@@ -276,6 +279,7 @@ class LatchingEndEffector(Stateful):
         around_post = finger_opening(env) >= FINGERS_AROUND_POST_M
         engage = closing & around_post & ~latched & in_capture_envelope(env)
         release = (self.open_s >= RELEASE_HOLD_S - 1e-9) & latched
+        self.engaged, self.released = engage, release
         env.scene.set_weld_active("latch", engage | release, engage)
         env.scene.view.invalidate()
 
@@ -398,6 +402,23 @@ def approach_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
 def latched_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
     """1 while latched."""
     return latched(env).to(torch.float64)
+
+
+def latch_change(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """+1 / step_dt in the env step whose gripper command engaged the latch, -1 / step_dt in
+    the one that released it (weight = the one-off reward): potential-based on the latch's
+    state, so engaging and releasing again gains nothing, while the closing step itself is
+    credited (a closing command credited only through the holding reward that follows is
+    learned through a stochastic policy's noise, and leaves the deterministic one open)."""
+    latch = env.command_manager.terms["target"].latch
+    return (latch.engaged.to(torch.float64) - latch.released.to(torch.float64)) / env.step_dt
+
+
+def open_while_latched(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """1 while latched with the gripper commanded open: the first step of a release, which
+    a deterministic policy completes in `RELEASE_HOLD_S`."""
+    opening = gripper_command(env) >= 0.5 * GRIPPER_OPEN_M
+    return (latched(env) & opening).to(torch.float64)
 
 
 def stack_rate_cost(env: ManagerBasedRLEnv) -> torch.Tensor:
