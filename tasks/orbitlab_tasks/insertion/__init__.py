@@ -15,6 +15,7 @@ register_task(
         name="ORU-Insertion",
         env_cfg=LazyFactory(f"{CFG}:env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:baseline_cfg"),
+        agents={"rsl_rl": "rsl_rl_ppo_oru_insertion"},
         status=LazyFactory(f"{CFG}:teleop_status"),
         success="ORU seated (base within 5 mm, axes within 2 deg) for 1 s with wrist loads "
         "under 50 N / 10 N m",

@@ -33,8 +33,6 @@ MAX_TURN_RAD_S = 0.1
 """Largest commanded turn rate, rad/s."""
 ALIGNED = (0.004, 1.5 * mdp.DEG)
 """On the socket's axis: lateral offset (m) and angle (rad) below which the ORU goes in."""
-BACKOUT_M = mdp.SOCKET_DEPTH_M + 0.03
-"""The alignment waypoint's distance out from the seat along the socket's axis, m."""
 MAX_JOINT_RATE_RAD_S = 0.3
 ARM_DAMPING = 0.05
 
@@ -63,13 +61,11 @@ class InsertionNode(SceneNode):
         env = self.env
         dp, dr = mdp.grasp_error(env)
         axis = mdp.target_pose(env)[1][..., 0]  # the socket's axis, out of the socket
-        oru_dp, _ = mdp.oru_error(env)
-        out = -(oru_dp * axis).sum(-1, keepdim=True)  # how far the ORU is out of its seat, m
-        lateral = (oru_dp + out * axis).norm(dim=-1)
+        out, lateral = mdp.socket_coordinates(env)
         aligned = (lateral < ALIGNED[0]) & (dr.norm(dim=-1) < ALIGNED[1])
-        inside = out[:, 0] < mdp.SOCKET_DEPTH_M  # the base is past the socket's mouth
+        inside = out < mdp.SOCKET_DEPTH_M  # the base is past the socket's mouth
         go_in = aligned | inside
-        backout = torch.where(go_in[:, None], 0.0, BACKOUT_M) * axis
+        backout = torch.where(go_in[:, None], 0.0, mdp.ENTRY_M) * axis
         speed = torch.where(go_in, INSERT_SPEED_MPS, MAX_SPEED_MPS)[:, None]
         linear = _capped(GAIN * (dp + backout), speed)
         angular = _capped(GAIN * dr, MAX_TURN_RAD_S)

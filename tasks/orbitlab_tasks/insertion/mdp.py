@@ -61,6 +61,12 @@ SEAT_IN_WORKSITE_M = 0.05
 """The seat site's x in the worksite's root frame, m (the panel's +x face)."""
 SOCKET_DEPTH_M = 0.15
 """From the socket's mouth to its seat, m."""
+ENTRY_M = SOCKET_DEPTH_M + 0.03
+"""The entry point: on the socket's axis, this far out from the seat (3 cm before the
+mouth), m. The baseline aligns there; the shaping potential's path passes through it."""
+LATERAL_WEIGHT = 3.0
+"""The shaping potential's weight of the lateral offset from the socket's axis against the
+distance along it (`insertion_potential`)."""
 SEAT_TOLERANCE = (0.005, 2.0 * DEG)
 """Seated: the ORU's base within this distance of the seat (m) and its axes within this
 angle of the worksite's (rad)."""
@@ -175,6 +181,15 @@ def oru_error(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
     return env.scene.view.memo("insertion/oru_error", compute)
 
 
+def socket_coordinates(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
+    """(how far the ORU's root is out of its seated position along the socket's axis, m;
+    its offset from that axis, m), (N,) each."""
+    oru_dp, _ = oru_error(env)
+    axis = target_pose(env)[1][..., 0]  # the socket's axis, out of the socket
+    out = -(oru_dp * axis).sum(-1)
+    return out, (oru_dp + out[:, None] * axis).norm(dim=-1)
+
+
 def grasp_error(env: ManagerBasedRLEnv) -> tuple[torch.Tensor, torch.Tensor]:
     """The gripper's pose error that seats the ORU it holds: (the grasp centre's target
     minus its position, m; rotation vector to the target's axes, rad), world axes, (N, 3)
@@ -236,12 +251,24 @@ def overload(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------- rewards
+def insertion_path(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """The length of the way in, m: out beyond the entry point (`ENTRY_M`), the distance to
+    it with the lateral offset weighted `LATERAL_WEIGHT`, plus `ENTRY_M`; within, the depth
+    still to go plus the weighted lateral offset (continuous at the entry plane). Its
+    steepest descent lines the ORU up with the socket before it reaches the mouth, the way
+    that does not jam."""
+    out, lateral = socket_coordinates(env)
+    beyond = (out - ENTRY_M).clamp(min=0.0)
+    return torch.hypot(beyond, LATERAL_WEIGHT * lateral) + out.clamp(max=ENTRY_M)
+
+
 def insertion_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """Distance to seated: position error / 5 cm + 2 (1 - exp(-error / 1 cm)) + angle error
-    / 5 deg + (1 - exp(-angle / 1 deg)), dimensionless."""
+    """Distance to seated, dimensionless: `insertion_path` / 5 cm + 2 (1 - exp(-error /
+    1 cm)) of the position error + angle error / 5 deg + (1 - exp(-angle / 1 deg))."""
     dp, dr = oru_error(env)
     e, a = dp.norm(dim=-1), dr.norm(dim=-1)
-    return e / 0.05 + 2.0 * (1.0 - torch.exp(-e / 0.01)) + a / (5 * DEG) + 1 - torch.exp(-a / DEG)
+    position = insertion_path(env) / 0.05 + 2.0 * (1.0 - torch.exp(-e / 0.01))
+    return position + a / (5 * DEG) + 1 - torch.exp(-a / DEG)
 
 
 def seated_reward(env: ManagerBasedRLEnv) -> torch.Tensor:
