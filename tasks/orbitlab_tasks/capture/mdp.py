@@ -260,9 +260,9 @@ class LatchingEndEffector(Stateful):
 
     Attributes: open_s (N,) float64, how long the gripper has been commanded open without a
     break, s; engaged, released (N,) bool, the latch engaged or released in this env step
-    (derived each step from the step's own state, so not saved)."""
+    (the rewards of the step read them)."""
 
-    state_attrs = ("open_s",)
+    state_attrs = ("open_s", "engaged", "released")
 
     def __init__(self, env: ManagerBasedRLEnv):
         self.env = env
@@ -410,7 +410,10 @@ def latch_change(env: ManagerBasedRLEnv) -> torch.Tensor:
     state, so engaging and releasing again gains nothing, while the closing step itself is
     credited (a closing command credited only through the holding reward that follows is
     learned through a stochastic policy's noise, and leaves the deterministic one open)."""
-    latch = env.command_manager.terms["target"].latch
+    target = env.command_manager.terms["target"]
+    if not isinstance(target, CaptureTarget):
+        raise TypeError(f"command 'target' is a {type(target).__name__}, not a CaptureTarget")
+    latch = target.latch
     return (latch.engaged.to(torch.float64) - latch.released.to(torch.float64)) / env.step_dt
 
 
