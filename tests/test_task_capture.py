@@ -409,3 +409,24 @@ def test_a_segments_reset_restarts_the_logged_episode_sums():
     logger.process_env_step(ones, running, {})
     logger.process_env_step(ones, done, {})
     assert list(logger.lenbuffer) == [2.0] and list(logger.rewbuffer) == [2.0]
+
+
+def test_the_stack_rate_term_charges_nothing_for_the_clients_free_tumble():
+    """Before the latch the client tumbles freely at 1-5 deg/s and the bus follows it: the
+    potential-based stack-rate term pays back what it charged (episode sum = 0.5 x the
+    potential's drop since the first step), a small fraction of the 0.5 x rate x 3 s that a
+    per-second cost of the rate would charge."""
+    env = ManagerBasedRLEnv(capture.arm_env_cfg(8))
+    env.reset(seed=0)
+    hold_open = torch.zeros((8, env.action_manager.total_dim))
+    hold_open[:, -1] = 1.0
+    env.step(hold_open)
+    first = mdp.stack_rate_potential(env).clone()  # rate / (1 deg/s)
+    for _ in range(59):
+        env.step(hold_open)
+    assert not mdp.latched(env).any()
+    paid = env.reward_manager.episode_sums["stack_rate"].double()
+    expected = 0.5 * (first - mdp.stack_rate_potential(env))
+    torch.testing.assert_close(paid, expected, rtol=1e-4, atol=1e-6)  # float32 sums
+    per_second_cost = 0.5 * first * 3.0
+    assert (paid.abs() < 0.02 * per_second_cost).all(), (paid, per_second_cost)

@@ -131,7 +131,11 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "latched": RewardTermCfg(func=mdp.latched_reward, weight=1.0),
             "latch_change": RewardTermCfg(func=mdp.latch_change, weight=5.0),
             "hold_closed": RewardTermCfg(func=mdp.open_while_latched, weight=-1.0),
-            "stack_rate": RewardTermCfg(func=mdp.stack_rate_cost, weight=-0.5),
+            "stack_rate": RewardTermCfg(
+                func=common.potential_progress,
+                params={"potential": mdp.stack_rate_potential},
+                weight=0.5,
+            ),
             "loads": RewardTermCfg(func=mdp.load_cost, weight=-0.5),
             "joint_vel": RewardTermCfg(func=reach.joint_vel_l2, weight=-0.05),
             "thrust": RewardTermCfg(func=mdp.thrust_cost, weight=-0.01),

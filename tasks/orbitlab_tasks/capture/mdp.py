@@ -424,11 +424,13 @@ def open_while_latched(env: ManagerBasedRLEnv) -> torch.Tensor:
     return (latched(env) & opening).to(torch.float64)
 
 
-def stack_rate_cost(env: ManagerBasedRLEnv) -> torch.Tensor:
-    """The stack's rate (the larger of the bus's and the client's) / 1 deg/s, latched or
-    not: a cost paid only once latched would make latching onto a tumbling client a loss
-    (the client's own 1-5 deg/s suddenly counted) that the detumble repays only seconds
-    later."""
+def stack_rate_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """The stack's rate (the larger of the bus's and the client's) / 1 deg/s, as a potential
+    (the reward is its decrease per second, latched or not): zero while the client tumbles
+    freely at its constant rate, no jump at the latch (the client's rate was counted all
+    along), repaid as the stack is detumbled. A per-second cost of the rate would charge the
+    client's free tumble before the latch, which no action changes, and make every early
+    ending cheaper than the approach."""
     return stack_rate(env) / DEG
 
 
