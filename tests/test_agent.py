@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 import torch
@@ -97,6 +98,72 @@ def test_partial_reset_restarts_that_world_timer():
     assert seen[:, 2].tolist() == seen[:, 0].tolist()
     assert seen[:, 1].tolist() == [0, 0, 0, 3, 4, 4, 4, 7, 7, 7]
     assert graph.step_count.tolist() == [10, 6, 10]
+
+
+class CountingDouble(Double):
+    """Double that records which nodes compute."""
+
+    computed: ClassVar[list[str]] = []
+
+    def compute(self, inputs):
+        type(self).computed.append(self.name)
+        return super().compute(inputs)
+
+
+def _graph_of_periods(periods_s, num_envs):
+    nodes, key = [], "x"
+    for i, period_s in enumerate(periods_s):
+        out = f"y{i}"
+        nodes.append(
+            CountingDouble(
+                NodeCfg(period_s=period_s, inputs={"x": key}, outputs={"y": out}),
+                f"n{i}",
+                num_envs,
+                0.1,
+            )
+        )
+        key = out
+    return AgentGraph(nodes, external_inputs=["x"])
+
+
+@pytest.mark.parametrize("skip_idle_calls", [True, False])  # the CPU's and a GPU's path
+def test_a_compiled_graph_gives_the_uncompiled_outputs_and_skips_idle_nodes(skip_idle_calls):
+    """Periods of 1, 2, 3, 4 and 6 calls under a cycle of 4 calls (an env's decimation),
+    worlds reset at cycle boundaries: every output equal, bit for bit, to the uncompiled
+    graph's at every call, and no compute where no world is due."""
+    periods_s = (0.0, 0.2, 0.3, 0.4, 0.6, 0.1)
+    graphs = [_graph_of_periods(periods_s, 5) for _ in range(2)]
+    for graph in graphs:
+        for node in graph.nodes:
+            node._skip_idle_calls = skip_idle_calls
+    compiled, reference = graphs
+    compiled.compile(4)
+    computed = []
+    for call in range(48):
+        if call % 4 == 0 and call % 12 == 8:  # a partial reset between cycles
+            for graph in graphs:
+                graph.reset(torch.tensor([1, 3]))
+        x = t([[call], [2 * call], [-call], [0.5 * call], [3.0]])
+        CountingDouble.computed = []
+        out = compiled.step({"x": x}, phase=call % 4)
+        computed.append(set(CountingDouble.computed))
+        expected = reference.step({"x": x})
+        for key in expected.maps[0]:
+            assert torch.equal(out[key], expected[key]), (call, key)
+    # n0, n5: every call; n1 (2 calls): phases 0, 2; n3 (4 calls): phase 0; n4 (6 calls):
+    # phases 0 and 2 by its timer; n2 (3 calls): any phase, by its timer
+    for call, names in enumerate(computed):
+        phase = call % 4
+        assert {"n0", "n5"} <= names
+        assert ("n1" in names) == (phase in (0, 2))
+        assert ("n3" in names) == (phase == 0)
+        assert "n4" not in names or phase in (0, 2)
+        if not skip_idle_calls:  # a GPU's path: a timer node computes (masked) when it may be due
+            assert "n2" in names and ("n4" in names) == (phase in (0, 2))
+    with pytest.raises(ValueError, match="phase = 4 must be in \\[0, 4\\)"):
+        compiled.step({"x": t([[0.0]] * 5)}, phase=4)
+    with pytest.raises(ValueError, match="cycle = 0 must be an int >= 1"):
+        compiled.compile(0)
 
 
 def test_period_must_be_whole_multiple_and_inputs_present():

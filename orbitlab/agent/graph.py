@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import torch
 
 from orbitlab.agent.node import Node, as_world_tensor
+from orbitlab.cycle import Timing, timing_in_cycle
 from orbitlab.stateful import Stateful
 
 
@@ -56,6 +57,9 @@ class AgentGraph(Stateful):
         self._check_nodes()
         self.step_count = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         """Graph calls since each world's reset, (num_envs,)."""
+        self.cycle = 0
+        """The cycle `compile` fixed (0: none; every call evaluates every node's timer)."""
+        self._plan: list[tuple[tuple[Node, Timing | None], ...]] = []
 
     def _check_nodes(self) -> None:
         names: set[str] = set()
@@ -89,8 +93,25 @@ class AgentGraph(Stateful):
                 publisher[key] = node.name
         self.published_keys = tuple(publisher)
 
+    def compile(self, cycle: int) -> None:
+        """Fix the graph's schedule for calls that come in cycles of `cycle` (an env's
+        decimation), every world's call count a multiple of `cycle` at the start of each:
+        `step(..., phase=i)` then runs, at call i of the cycle, only the nodes that some
+        world may be due for (`timing_in_cycle`), without evaluating the timer of a node
+        every world is due for. The outputs are those of the uncompiled step, bit for bit."""
+        if not (isinstance(cycle, int) and cycle >= 1):
+            raise ValueError(f"AgentGraph.compile: cycle = {cycle!r} must be an int >= 1")
+        self.cycle = cycle
+        self._plan = [
+            tuple((node, timing_in_cycle(node.period_steps, cycle, phase)) for node in self.nodes)
+            for phase in range(cycle)
+        ]
+
     def step(
-        self, values: Mapping[str, torch.Tensor], step_count: torch.Tensor | int | None = None
+        self,
+        values: Mapping[str, torch.Tensor],
+        step_count: torch.Tensor | int | None = None,
+        phase: int | None = None,
     ) -> ChainMap[str, torch.Tensor]:
         """Run every node in order; return `values` overlaid with all published outputs.
 
@@ -102,6 +123,9 @@ class AgentGraph(Stateful):
             values: readings by key, each (num_envs, ...); not modified.
             step_count: calls since each world's reset, (num_envs,) or scalar; None uses the
                 graph's own count. The graph's count advances by one either way.
+            phase: this call's index in the cycle fixed by `compile` (None: no cycle, every
+                node's timer evaluated); the caller vouches that every world's count is
+                congruent to it modulo the cycle.
         """
         steps = (
             self.step_count
@@ -109,9 +133,24 @@ class AgentGraph(Stateful):
             else as_world_tensor(step_count, self.num_envs, self.device, torch.long)
         )
         published = _Published(values)
-        for node in self.nodes:
-            node.update(published, steps)
-            node.publish_into(published)
+        if phase is None:
+            for node in self.nodes:
+                node.update(published, steps)
+                node.publish_into(published)
+        else:
+            if not 0 <= phase < self.cycle:
+                raise ValueError(
+                    f"AgentGraph.step: phase = {phase} must be in [0, {self.cycle}) "
+                    "(the cycle of `compile`)"
+                )
+            for node, timing in self._plan[phase]:
+                if timing == "every":
+                    node.update_everywhere(published)
+                elif timing == "timer":
+                    node.update(published, steps)
+                else:  # no world is due: the node holds its outputs
+                    node.updated = False
+                node.publish_into(published)
         self.step_count += 1
         return ChainMap(dict(published), values)  # type: ignore[arg-type]
 

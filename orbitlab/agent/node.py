@@ -220,16 +220,25 @@ class Node(Stateful):
             values: the graph's value dict (readings and earlier nodes' outputs).
             step_count: graph calls since each world's reset, (num_envs,) or a scalar.
         """
-        self.updated = False
-        inputs = self.gather(values)
         if self.period_steps == 1:  # due everywhere, every call: no timer to read
-            due = self._everywhere
-        else:
-            if not (isinstance(step_count, torch.Tensor) and step_count.shape == self.due.shape):
-                step_count = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
-            due = (step_count % self.period_steps == 0) | self._fresh
-            if self._skip_idle_calls and not bool(due.any()):
-                return
+            self.update_everywhere(values)
+            return
+        self.updated = False
+        if not (isinstance(step_count, torch.Tensor) and step_count.shape == self.due.shape):
+            step_count = as_world_tensor(step_count, self.num_envs, self.device, torch.long)
+        due = (step_count % self.period_steps == 0) | self._fresh
+        if self._skip_idle_calls and not bool(due.any()):
+            return
+        self._recompute(self.gather(values), due)
+
+    def update_everywhere(self, values: Mapping[str, torch.Tensor]) -> None:
+        """Recompute every world: for a caller that knows every world's timer is due (a node
+        updating at every call, or a compiled schedule's call whose phase the period divides,
+        `AgentGraph.compile`), with no timer to evaluate and no mask to apply."""
+        self._recompute(self.gather(values), self._everywhere)
+
+    def _recompute(self, inputs: dict[str, torch.Tensor], due: torch.Tensor) -> None:
+        """Run `compute` and keep its outputs in the `due` worlds (`_everywhere`: all)."""
         self.due, self.updated = due, True
         outputs = self.compute(inputs)
         if outputs.keys() != (self._wiring_cache or self._wiring()).output_names:
@@ -238,20 +247,18 @@ class Node(Stateful):
                 f"expected {list(self.output_names)}"
             )
         held = self.held
+        everywhere = due is self._everywhere
         for name, value in outputs.items():
             old = held.get(name)
-            if due is self._everywhere or old is None or old.shape != value.shape:
-                # every world takes the new value (a copy: the node may reuse its own tensor)
-                held[name] = (
-                    value.clone()
-                    if due is self._everywhere
-                    else torch.where(
-                        due.reshape((-1,) + (1,) * (value.ndim - 1)), value, torch.zeros_like(value)
-                    )
+            if everywhere:  # a copy: the node may reuse its own tensor
+                held[name] = value.clone()
+            elif old is None or old.shape != value.shape:
+                held[name] = torch.where(
+                    due.reshape((-1,) + (1,) * (value.ndim - 1)), value, torch.zeros_like(value)
                 )
             else:
                 held[name] = torch.where(due.reshape((-1,) + (1,) * (value.ndim - 1)), value, old)
-        if due is self._everywhere:
+        if everywhere:
             self._fresh.zero_()
         else:
             self._fresh &= ~due

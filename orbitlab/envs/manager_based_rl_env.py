@@ -103,6 +103,12 @@ class ManagerBasedRLEnv(Stateful):
         self._renderer: CameraRenderer | None = None
         self._renderer_camera: str | None = None
         self.agent, self.agent_outputs = cfg.agent(self) if cfg.agent is not None else (None, {})
+        if self.agent is not None:
+            # Worlds reset between env steps only, so each world's physics-step count is a
+            # multiple of the decimation when an env step starts: the graph runs, at each
+            # physics step, only the nodes some world may be due for.
+            self.agent.compile(int(cfg.decimation))
+        self.scene.sensor_stage.compile(int(cfg.decimation))  # likewise the sensors' timers
         self.command_manager = CommandManager(cfg.commands, self)
         self._seed_scene(self.seed)
         self.action_manager = ActionManager(cfg.actions, self)
@@ -158,9 +164,9 @@ class ManagerBasedRLEnv(Stateful):
         Returns (observations, reward, terminated, truncated, extras).
         """
         self.action_manager.process(action)
-        for _ in range(self.cfg.decimation):
-            self._run_agent()
-            self.scene.step(check=False)
+        for phase in range(self.cfg.decimation):
+            self._run_agent(phase)
+            self.scene.step(check=False, phase=phase)
         self.scene.check()  # once per env step: a blocking copy on a GPU
         self.episode_length_buf += 1
         self.common_step_counter += 1
@@ -198,10 +204,11 @@ class ManagerBasedRLEnv(Stateful):
             self.extras["final_obs"] = final_obs
         self._reset_idx(done_ids)
 
-    def _run_agent(self) -> None:
+    def _run_agent(self, phase: int) -> None:
+        """The agent graph at physics step `phase` of the env step."""
         if self.agent is None:
             return
-        values = self.agent.step(self._agent_readings, self.scene.view.step_count)
+        values = self.agent.step(self._agent_readings, self.scene.view.step_count, phase)
         for key, group in self.agent_outputs.items():
             if key in self._held_outputs and not self._held_outputs[key].updated:
                 continue  # the group already holds this output (written once per update)

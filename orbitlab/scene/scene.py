@@ -175,19 +175,22 @@ class Scene:
         """Physics timestep, s."""
         return self.model.timestep
 
-    def step(self, nstep: int = 1, check: bool = True) -> None:
+    def step(self, nstep: int = 1, check: bool = True, phase: int | None = None) -> None:
         """Advance every world by `nstep` physics steps (actuators, physics, sensors).
 
         `check`: then raise if a MuJoCo-Warp buffer overflowed (`check()`); a caller that
         steps several times in a row (the env, once per decimation step) passes False and
-        calls `check()` once at the end, as that check is a blocking copy on a GPU."""
+        calls `check()` once at the end, as that check is a blocking copy on a GPU.
+        `phase`: the index of the first of these steps in the cycle the sensors were
+        compiled for (`sensor_stage.compile`, `orbitlab.cycle`; the env passes its physics
+        step's index in the env step), so that the sensors read no timer; None: they do."""
         view = self.view
-        for _ in range(nstep):
+        for k in range(nstep):
             self.actuator_stage.apply()
             self.data.step(check=False)
             view.step_count += 1
             view.invalidate()
-            self.sensor_stage.update()
+            self.sensor_stage.update(None if phase is None else phase + k + 1)
         if check:
             self.check()
 

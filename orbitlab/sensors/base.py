@@ -310,6 +310,11 @@ class Sensor(Stateful):
             self._sample(self.worlds[due])
         self.value = self.delay.push(self.held)
 
+    def hold(self) -> None:
+        """After a physics step at which no world is due (a caller that knows it from a
+        cycle, `orbitlab.cycle`): what `update` then does, the latency line advanced."""
+        self.value = self.delay.push(self.held)
+
     def _sample_masked(self, due: torch.Tensor) -> None:
         """Sample the `due` worlds (N,) bool without a host read: every world's truth and
         noise computed, the others' held values, bias walks and counters kept."""

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from orbitlab import sync
+from orbitlab.cycle import Timing, timing_in_cycle
 from orbitlab.fw.rng import quantile_table, salt_array
 from orbitlab.fw.sensor_kernel import (
     GNSS,
@@ -69,20 +70,58 @@ class SensorStage:
         self._periods = sorted({s.period_steps for s in chosen})
         self._skip_idle = bool(chosen) and sync.host_reads_are_free(chosen[0].view.device)
         """On the CPU, where a host read is free, skip the launch when no world is due."""
+        self.cycle = 0
+        """The cycle `compile` fixed (0: none; every update reads the timers)."""
+        self._launch_at: list[Timing | None] = []
+        self._idle_at: list[frozenset[int]] = []
         if chosen:
             self._build(chosen)
 
-    def update(self) -> None:
-        """After a physics step: sample the due worlds of every sensor, apply latency."""
+    def compile(self, cycle: int) -> None:
+        """Fix the stage's schedule for physics steps that come in cycles of `cycle` (an
+        env's decimation; `orbitlab.cycle`): `update(phase)` then skips the launch when no
+        fused sensor's timer can be due and reads no timer when one is due in every world,
+        and holds (latency only) the torch sensors no world is due for. The readings are
+        those of the uncompiled stage, bit for bit."""
+        if not (isinstance(cycle, int) and cycle >= 1):
+            raise ValueError(f"SensorStage.compile: cycle = {cycle!r} must be an int >= 1")
+        self.cycle = cycle
+        self._launch_at = []
+        for phase in range(cycle):
+            timings = {timing_in_cycle(period, cycle, phase) for period in self._periods}
+            self._launch_at.append(
+                "every" if "every" in timings else "timer" if "timer" in timings else None
+            )
+        self._idle_at = [
+            frozenset(
+                i
+                for i, sensor in enumerate(self.others)
+                if type(sensor).update is Sensor.update  # its `hold` is what its update does
+                and timing_in_cycle(sensor.period_steps, cycle, phase) is None
+            )
+            for phase in range(cycle)
+        ]
+
+    def update(self, count: int | None = None) -> None:
+        """After a physics step: sample the due worlds of every sensor, apply latency.
+
+        `count`: every world's physics-step count modulo the cycle of `compile` (the index
+        of the physics step in the env step, plus one); None: no cycle, the timers are read."""
+        phase = None if count is None or not self.cycle else count % self.cycle
         if self._launch is not None:
-            if self._any_due():
+            timing = "timer" if phase is None else self._launch_at[phase]
+            if timing == "every" or (timing == "timer" and self._any_due()):
                 if self._needs_frames:
                     self.fused[0].view.frames()  # once per state, shared with every reader
                 self._launch.launch()
             for sensor in self._delayed:
                 sensor.value = sensor.delay.push(sensor.held)
-        for sensor in self.others:
-            sensor.update()
+        idle = frozenset() if phase is None else self._idle_at[phase]
+        for i, sensor in enumerate(self.others):
+            if i in idle:
+                sensor.hold()
+            else:
+                sensor.update()
 
     def _any_due(self) -> bool:
         """Whether some world's timer is due for some fused sensor (always True on a GPU)."""
