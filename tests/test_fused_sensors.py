@@ -15,7 +15,7 @@ from orbitlab.orbit.constants import OrbitInit
 from orbitlab.scene.entities import PassiveObjectCfg, SpacecraftCfg
 from orbitlab.scene.scene import Scene, SceneCfg
 from orbitlab.sensors.inertial import GyroCfg, MagnetometerCfg, StarTrackerCfg
-from orbitlab.sensors.navigation import GnssCfg, RelativeNavCfg
+from orbitlab.sensors.navigation import DockingLatchCfg, GnssCfg, RelativeNavCfg
 
 ULP = 2.0**-52
 
@@ -41,6 +41,18 @@ def sensors() -> dict:
             range_noise_per_m=0.02,
             period_s=0.02,
             latency_s=0.01,
+        ),
+        # limits wide enough that some tumbling worlds latch 9 m out and others do not
+        "latch": DockingLatchCfg(
+            site="probe_tip",
+            target="target",
+            target_site="target/port",
+            contact_distance_m=20.0,
+            max_closing_speed_mps=0.05,
+            max_lateral_m=3.0,
+            max_misalignment_rad=2.9,
+            std=(0.01, 0.02, 0.01, 0.001),
+            bias_walk_std=1e-3,
         ),
     }
 
@@ -95,6 +107,10 @@ def test_the_kernel_runs_every_supported_sensor_and_matches_the_torch_reference(
     # the noise really is there: measurements differ from truths
     rel = fused.sensors["chaser/rel"]
     assert (rel.held[:, :6] - rel.truth_value[:, :6]).abs().amin() > 0
+    latch = fused.sensors["chaser/latch"]
+    assert torch.equal(latch.held[:, :2], latch.truth_value[:, :2])  # flags are not noised
+    assert (latch.held[:, 2:] != latch.truth_value[:, 2:]).all()
+    assert 0 < int(latch.latched.sum()) < latch.latched.numel(), latch.latched
 
 
 def test_a_subclass_keeps_its_torch_update():

@@ -23,7 +23,7 @@ from orbitlab.fw.rng import episode_hash, normal_draw
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sim.kinematics import BodyFrames
 
-GYRO, STAR_TRACKER, MAGNETOMETER, RELATIVE_NAV, GNSS = 0, 1, 2, 3, 4
+GYRO, STAR_TRACKER, MAGNETOMETER, RELATIVE_NAV, GNSS, DOCKING_LATCH = 0, 1, 2, 3, 4, 5
 MAX_NOISE_DIM = 9
 """Most noisy components of one sensor (relative navigation)."""
 
@@ -32,6 +32,7 @@ _STAR_TRACKER = wp.constant(STAR_TRACKER)
 _MAGNETOMETER = wp.constant(MAGNETOMETER)
 _RELATIVE_NAV = wp.constant(RELATIVE_NAV)
 _GNSS = wp.constant(GNSS)
+_DOCKING_LATCH = wp.constant(DOCKING_LATCH)
 _MAX_NOISE = wp.constant(MAX_NOISE_DIM)
 _WHITE, _BIAS = wp.constant(wp.uint32(0)), wp.constant(wp.uint32(1))
 f64 = wp.float64
@@ -53,6 +54,7 @@ class SensorRows:
     out_col: wp.array(dtype=int)  # first column in held / truth
     noise_col: wp.array(dtype=int)  # first column in world_bias / std / bias / walk
     noise_dim: wp.array(dtype=int)
+    noisy_col: wp.array(dtype=int)  # first noisy component of the sensor's values
     has_walk: wp.array(dtype=int)
     has_white: wp.array(dtype=int)
     mounted: wp.array(dtype=int)  # the sensor sits on a site (mount rotation and arm)
@@ -63,6 +65,7 @@ class SensorRows:
     target_arm: wp.array(dtype=wp.vec3d)
     misalignment: wp.array(dtype=wp.vec4d)
     range_per_m: wp.array(dtype=wp.float64)
+    latch_limits: wp.array(dtype=wp.vec4d)  # contact distance m, closing m/s, lateral m, angle rad
     std: wp.array(dtype=wp.float64)  # per noise column
     bias: wp.array(dtype=wp.float64)
     walk: wp.array(dtype=wp.float64)  # walk std times sqrt(sampling interval)
@@ -122,6 +125,45 @@ def relative_state(
 
 
 @wp.func
+def latch_state(rows: SensorRows, s: int, qpos: Any, frames: BodyFrames, w: int) -> vec10d:
+    """[contact, latch closing now, distance m, closing speed m/s, lateral error m,
+    misalignment rad] between the sensor's probe point and the target's port
+    (`DockingLatch.truth`; the kernel turns the second into the held latch)."""
+    t = rows.target[s]
+    Qt = frames.Q[w, t]
+    arm = rotate(Qt, rows.target_arm[s])
+    pt = frames.com[w, t] + arm
+    vt = frames.v_com[w, t] + wp.cross(frames.omega[w, t], arm)
+    Q_port = Qt @ rows.target_rotation[s]
+    b = rows.body[s]
+    com = frames.com[w, b]
+    po = com + rotate(frames.Q[w, b], rows.mount_arm[s])
+    vo = frames.v_com[w, b] + wp.cross(frames.omega[w, b], po - com)
+    Q_probe = body_rotation(rows, s, qpos, frames, w)
+    if rows.mounted[s] != 0:
+        Q_probe = Q_probe @ rows.mount[s]
+    axis_port = wp.vec3d(Q_port[0, 2], Q_port[1, 2], Q_port[2, 2])
+    axis_probe = wp.vec3d(Q_probe[0, 2], Q_probe[1, 2], Q_probe[2, 2])
+    d = po - pt
+    dist = wp.length(d)
+    along = wp.dot(d, axis_port)
+    lateral = wp.length(d - along * axis_port)
+    closing = -wp.dot(vo - vt, axis_port)
+    mis = wp.acos(wp.clamp(-wp.dot(axis_probe, axis_port), f64(-1.0), f64(1.0)))
+    limits = rows.latch_limits[s]
+    out = vec10d()
+    if dist <= limits[0]:
+        out[0] = f64(1.0)
+        if closing <= limits[1] and lateral <= limits[2] and mis <= limits[3]:
+            out[1] = f64(1.0)
+    out[2] = dist
+    out[3] = closing
+    out[4] = lateral
+    out[5] = mis
+    return out
+
+
+@wp.func
 def gnss_state(
     rows: SensorRows, s: int, R: wp.vec3d, V: wp.vec3d, frames: BodyFrames, w: int
 ) -> vec10d:
@@ -157,6 +199,7 @@ def sensor_kernel(
     world_bias: wp.array2d(dtype=wp.float64),
     held: wp.array2d(dtype=wp.float64),
     truth: wp.array2d(dtype=wp.float64),
+    latched: wp.array2d(dtype=wp.bool),
 ):
     """Sample every fused sensor of world w whose timer is due (see the module doc)."""
     w = world_offset + wp.tid()
@@ -184,6 +227,13 @@ def sensor_kernel(
                 value[c] = b[c]
         elif kind == _GNSS:
             value = gnss_state(rows, s, R[w], V[w], frames, w)
+        elif kind == _DOCKING_LATCH:  # the latch holds once closed, until a reset
+            value = latch_state(rows, s, qpos, frames, w)
+            if value[1] != f64(0.0):
+                latched[w, s] = True
+            value[1] = f64(0.0)
+            if latched[w, s]:
+                value[1] = f64(1.0)
         else:
             value = relative_state(rows, s, R[w], V[w], frames, w)
         # bias walk and white noise (`Sensor._noise`)
@@ -224,8 +274,9 @@ def sensor_kernel(
             for c in range(4):
                 measured[6 + c] = q[c]
         else:
+            first = rows.noisy_col[s]
             for c in range(rows.noise_dim[s]):
-                measured[c] = value[c] + noise[c]
+                measured[first + c] = value[first + c] + noise[c]
         for c in range(rows.dim[s]):
             truth[w, out + c] = value[c]
             held[w, out + c] = measured[c]

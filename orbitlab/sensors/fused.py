@@ -25,6 +25,7 @@ from orbitlab import sync
 from orbitlab.cycle import Timing, timing_in_cycle
 from orbitlab.fw.rng import quantile_table, salt_array
 from orbitlab.fw.sensor_kernel import (
+    DOCKING_LATCH,
     GNSS,
     GYRO,
     MAGNETOMETER,
@@ -37,7 +38,13 @@ from orbitlab.fw.sensor_kernel import (
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.sensors.base import Sensor
 from orbitlab.sensors.inertial import Gyro, Magnetometer, StarTracker
-from orbitlab.sensors.navigation import Gnss, RelativeNav, RelativeNavCfg
+from orbitlab.sensors.navigation import (
+    DockingLatch,
+    DockingLatchCfg,
+    Gnss,
+    RelativeNav,
+    RelativeNavCfg,
+)
 from orbitlab.sim.launch import WorldLaunch
 
 KINDS: dict[type, int] = {
@@ -46,6 +53,7 @@ KINDS: dict[type, int] = {
     Magnetometer: MAGNETOMETER,
     RelativeNav: RELATIVE_NAV,
     Gnss: GNSS,
+    DockingLatch: DOCKING_LATCH,
 }
 """Sensor classes the kernel runs (exactly these classes: a subclass may change the
 model, so it keeps its torch update)."""
@@ -153,6 +161,7 @@ class SensorStage:
         world_bias = torch.zeros((n, sum(noise_dims)), **kw)
         samples = torch.zeros((n, len(sensors)), dtype=torch.long, device=device)
         keys = torch.zeros((n, len(sensors)), dtype=torch.long, device=device)
+        latched = torch.zeros((n, len(sensors)), dtype=torch.bool, device=device)
         for s, (sensor, o, c) in enumerate(zip(sensors, out_cols, noise_cols, strict=True)):
             # the sensor's tensors become column views of the shared arrays (values kept)
             views = {
@@ -162,15 +171,19 @@ class SensorStage:
                 "samples": samples[:, s],
                 "noise_key": keys[:, s],
             }
+            if isinstance(sensor, DockingLatch):
+                views["latched"] = latched[:, s]
             for name, column in views.items():
                 column.copy_(getattr(sensor, name))
                 setattr(sensor, name, column)
             if sensor.delay.steps == 0:
                 sensor.value = sensor.held
-        self._arrays = (held, truth, world_bias, samples, keys)  # kept alive for the launch
+        self._arrays = (held, truth, world_bias, samples, keys, latched)  # alive for the launch
         self._rows = _rows(sensors, view, out_cols, noise_cols, dev)
         self._needs_frames = any(
-            s.site >= 0 or isinstance(s, (RelativeNav, Gnss)) or view.free_joint(s.body) is None
+            s.site >= 0
+            or isinstance(s, (RelativeNav, Gnss, DockingLatch))
+            or view.free_joint(s.body) is None
             for s in sensors
         )
         frames = data.body_frames()
@@ -190,6 +203,7 @@ class SensorStage:
             wp.from_torch(world_bias),
             wp.from_torch(held),
             wp.from_torch(truth),
+            wp.from_torch(latched),
         ]
         self._launch = WorldLaunch(sensor_kernel, n, inputs, dev, data.kernel_threads)
 
@@ -215,12 +229,13 @@ def _rows(sensors: list[Sensor], view, out_cols, noise_cols, device: str) -> Sen
     rows.out_col = column(out_cols, int)
     rows.noise_col = column(noise_cols, int)
     rows.noise_dim = column([s.noise_dim for s in sensors], int)
+    rows.noisy_col = column([_first_noisy(s) for s in sensors], int)
     rows.has_walk = column([int(s.has_walk) for s in sensors], int)
     rows.has_white = column([int(s.has_white) for s in sensors], int)
     rows.mounted = column([int(s.site >= 0) for s in sensors], int)
     rows.mount = column([host(s.mount_rotation) for s in sensors], wp.mat33d)
     rows.mount_arm = column([host(s.mount_arm) for s in sensors], wp.vec3d)
-    targets = [s if isinstance(s, RelativeNav) else None for s in sensors]
+    targets = [s if isinstance(s, (RelativeNav, DockingLatch)) else None for s in sensors]
     rows.target = column([0 if t is None else t.target for t in targets], int)
     rows.target_rotation = column(
         [eye if t is None else host(t.target_rotation) for t in targets], wp.mat33d
@@ -233,9 +248,13 @@ def _rows(sensors: list[Sensor], view, out_cols, noise_cols, device: str) -> Sen
         wp.vec4d,
     )
     rows.range_per_m = column(
-        [0.0 if t is None else cast(RelativeNavCfg, t.cfg).range_noise_per_m for t in targets],
+        [
+            cast(RelativeNavCfg, s.cfg).range_noise_per_m if isinstance(s, RelativeNav) else 0.0
+            for s in sensors
+        ],
         wp.float64,
     )
+    rows.latch_limits = column([_latch_limits(s) for s in sensors], wp.vec4d)
     dt = view.dt
     rows.std = column(np.concatenate([host(s.std) for s in sensors]), wp.float64)
     rows.bias = column(np.concatenate([host(s.bias) for s in sensors]), wp.float64)
@@ -246,3 +265,25 @@ def _rows(sensors: list[Sensor], view, out_cols, noise_cols, device: str) -> Sen
     rows.salts = salt_array(MAX_NOISE_DIM, device)
     rows.quantiles = quantile_table(device)
     return rows
+
+
+def _first_noisy(sensor: Sensor) -> int:
+    """The first of the sensor's noisy components (its `noisy` slice, contiguous)."""
+    noisy = range(sensor.dim)[sensor.noisy]
+    if noisy.step != 1:
+        raise ValueError(f"sensor '{sensor.name}': the fused kernel needs contiguous noisy columns")
+    return noisy.start if len(noisy) else 0
+
+
+def _latch_limits(sensor: Sensor) -> tuple[float, float, float, float]:
+    """A docking latch's (contact distance m, closing speed m/s, lateral error m, angle rad)
+    limits; zeros for the other kinds."""
+    if not isinstance(sensor, DockingLatch):
+        return (0.0, 0.0, 0.0, 0.0)
+    cfg = cast(DockingLatchCfg, sensor.cfg)
+    return (
+        cfg.contact_distance_m,
+        cfg.max_closing_speed_mps,
+        cfg.max_lateral_m,
+        cfg.max_misalignment_rad,
+    )
