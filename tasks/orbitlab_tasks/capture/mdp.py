@@ -280,8 +280,9 @@ class LatchingEndEffector(Stateful):
         engage = closing & around_post & ~latched & in_capture_envelope(env)
         release = (self.open_s >= RELEASE_HOLD_S - 1e-9) & latched
         self.engaged, self.released = engage, release
+        # the weld's switch changes no state-derived value (the next physics step feels it):
+        # the state's cached frames and terms stay valid
         env.scene.set_weld_active("latch", engage | release, engage)
-        env.scene.view.invalidate()
 
 
 def latched(env: ManagerBasedRLEnv) -> torch.Tensor:
