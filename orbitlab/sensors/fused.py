@@ -1,10 +1,11 @@
 """A scene's sensors as one Warp kernel per physics step, one thread per world.
 
-Gyros, star trackers, magnetometers, GNSS receivers and relative-navigation sensors run in
-one launch (`sensor_kernel`, split across cores on the CPU by `WorldLaunch`, a single launch
+Gyros, star trackers, magnetometers, GNSS receivers, relative-navigation sensors and docking
+latches run in one launch (`sensor_kernel`, split across cores on the CPU by `WorldLaunch`, a single launch
 on a GPU, no host read); other kinds keep their torch `Sensor.update`. The kernel does what
 `Sensor.update` does: each world's timer (`step_count % period == 0`), truth, bias walk,
-white noise, hold and sample counter; latency stays the sensors' `DelayLine`. The noise is
+white noise, hold and sample counter (and a latch's closed flag); latency stays the
+sensors' `DelayLine`. The noise is
 the reference's bit for bit (`orbitlab.fw.rng`); truths follow the torch formulas in the
 same operation order and agree with them to rounding (a few ulp).
 
@@ -40,7 +41,6 @@ from orbitlab.sensors.base import Sensor
 from orbitlab.sensors.inertial import Gyro, Magnetometer, StarTracker
 from orbitlab.sensors.navigation import (
     DockingLatch,
-    DockingLatchCfg,
     Gnss,
     RelativeNav,
     RelativeNavCfg,
@@ -280,7 +280,7 @@ def _latch_limits(sensor: Sensor) -> tuple[float, float, float, float]:
     limits; zeros for the other kinds."""
     if not isinstance(sensor, DockingLatch):
         return (0.0, 0.0, 0.0, 0.0)
-    cfg = cast(DockingLatchCfg, sensor.cfg)
+    cfg = sensor.cfg
     return (
         cfg.contact_distance_m,
         cfg.max_closing_speed_mps,
