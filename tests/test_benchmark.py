@@ -103,7 +103,13 @@ def test_env_benchmark_writes_the_documented_json_and_plot(tmp_path, capsys):
     for row in rows.values():
         assert {"env_steps_per_s", "physics_steps_per_s", "framework_tax"} <= set(row)
         assert row["env_steps_per_s"] > 0 and row["physics_steps_per_s"] > 0
-    assert plot.stat().st_size > 1000 and "framework tax" in capsys.readouterr().out
+        # RK4 with per-stage coupling, 5 physics steps per env step: four MuJoCo forward
+        # passes and at least four loads and four stage launches per physics step
+        assert row["mujoco_calls_per_step"] == 4 * 5
+        assert row["warp_launches_per_step"] >= 8 * 5
+    printed = capsys.readouterr().out
+    assert plot.stat().st_size > 1000 and "framework tax" in printed
+    assert "warp launches/step" in printed
 
 
 def test_actuator_benchmark_writes_the_documented_json(tmp_path, capsys):

@@ -17,8 +17,9 @@ to the physics it drives. That difference of two noisy timings swings by +-10 po
 shared 2-core machine, so the framework's own work is also timed alone (the env step with its
 physics call stubbed out) and reported over the reference physics. A reset of a random 10% of
 the envs is timed against one env step. Trials of the four timings are interleaved and the
-median of each is reported. Each row also counts the Python calls and torch operations of
-one env step (`orbitlab.bench.calls`), averaged over 5 steady steps.
+median of each is reported. Each row also counts the Python calls, torch operations, Warp
+launches and MuJoCo calls of one env step (`orbitlab.bench.calls`), averaged over 5 steady
+steps.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from orbitlab.bench.calls import calls_per_call
+from orbitlab.bench.calls import dispatches_per_call
 from orbitlab.bench.rows import Results, measure_rows
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.envs.state import get_state, set_state
@@ -109,7 +110,7 @@ def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]
         times["reset"].append(_time(reset_subset, 2))
         times["alone"].append(_time(framework_only, cfg.steps))
     t = {key: float(np.median(value)) for key, value in times.items()}
-    python_calls, torch_calls = calls_per_call(env_step)
+    counts = dispatches_per_call(env_step)
     env.close()
     reference.close()
     return {
@@ -118,8 +119,10 @@ def measure_task(task: str, num_envs: int, cfg: EnvBenchCfg) -> dict[str, float]
         "framework_tax": t["env"] / t["physics"] - 1.0,
         "framework_alone_over_physics": t["alone"] / t["physics"],
         "reset_10pct_over_step": t["reset"] / t["env"],
-        "python_calls_per_step": python_calls,
-        "torch_calls_per_step": torch_calls,
+        "python_calls_per_step": counts.python_calls,
+        "torch_calls_per_step": counts.torch_ops,
+        "warp_launches_per_step": counts.warp_launches,
+        "mujoco_calls_per_step": counts.mujoco_calls,
     }
 
 
@@ -136,7 +139,8 @@ def format_env(results) -> str:
         (
             f"{'task':<{width}} {'envs':>6} {'env steps/s':>12} {'physics steps/s':>16} "
             f"{'framework tax':>14} {'alone/physics':>14} {'reset 10%/step':>15} "
-            f"{'py calls/step':>14} {'torch ops/step':>15}"
+            f"{'py calls/step':>14} {'torch ops/step':>15} {'warp launches/step':>19} "
+            f"{'mujoco calls/step':>18}"
         )
     ]
     for task, rows in results.items():
@@ -147,7 +151,9 @@ def format_env(results) -> str:
                 f"{r['framework_alone_over_physics']:>14.1%} "
                 f"{r['reset_10pct_over_step']:>15.2f} "
                 f"{r.get('python_calls_per_step', float('nan')):>14,.0f} "
-                f"{r.get('torch_calls_per_step', float('nan')):>15,.0f}"
+                f"{r.get('torch_calls_per_step', float('nan')):>15,.0f} "
+                f"{r.get('warp_launches_per_step', float('nan')):>19,.0f} "
+                f"{r.get('mujoco_calls_per_step', float('nan')):>18,.0f}"
             )
     return "\n".join(lines)
 
