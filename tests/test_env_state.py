@@ -69,6 +69,21 @@ def test_one_world_into_another_env():
         assert equal, (t, diff, keys[:5])
 
 
+def test_a_state_captured_between_physics_steps_is_refused_before_anything_is_written():
+    """The env's timers are compiled for its decimation (`orbitlab.cycle`): a state whose
+    step counts are not whole env steps names the key, its value and the rule, and the
+    env is left as it was."""
+    a = _env("Detumble-RW", 2)  # decimation 5
+    a.reset(seed=5)
+    a.step(_actions(a, 1)[0])
+    state = get_state(a)
+    state["view/step_count"] = state["view/step_count"] + np.array([0, 2])
+    before = get_state(a)
+    with pytest.raises(ValueError, match=r"'view/step_count' = 7 \(row 1\).*decimation 5"):
+        set_state(a, state)
+    assert states_equal(before, get_state(a))[0]
+
+
 def test_layout_packs_generators_and_round_trips():
     env = _env("Detumble-RW", 1)
     state = get_state(env)

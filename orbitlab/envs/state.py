@@ -154,6 +154,22 @@ def get_state(
     return out
 
 
+def _check_step_counts(env: ManagerBasedRLEnv, counts: np.ndarray | None) -> None:
+    """The worlds' physics-step counts must be whole env steps: the env's timers are compiled
+    for its decimation (`orbitlab.cycle`), as every state captured between env steps has."""
+    if counts is None:
+        return
+    decimation = int(env.cfg.decimation)
+    counts = np.asarray(counts)
+    bad = np.flatnonzero(counts % decimation != 0)
+    if bad.size:
+        raise ValueError(
+            f"state 'view/step_count' = {int(counts[bad[0]])} (row {int(bad[0])}) is not a "
+            f"multiple of the env's decimation {decimation}: a state is captured between env "
+            "steps of an env with the same decimation"
+        )
+
+
 def set_state(
     env: ManagerBasedRLEnv,
     state: dict[str, np.ndarray],
@@ -179,6 +195,7 @@ def set_state(
     for key, value in state.items():
         if np.shape(value)[:1] != (k,):
             raise ValueError(f"state '{key}' has {np.shape(value)[:1]} rows for {k} worlds")
+    _check_step_counts(env, state.get("view/step_count"))
     if restore_globals is None:
         restore_globals = k == env.num_envs
     batch, data = _batch(env), env.scene.data
