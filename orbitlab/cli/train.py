@@ -59,6 +59,7 @@ from orbitlab.rl.progress import rollout_progress
 from orbitlab.rl.report import wilson_interval
 from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
+from orbitlab.rl.train.interrupt import interrupt_at_env_steps, requested
 from orbitlab.rl.train.resume import (
     SAVED_KEYS,
     algorithm,
@@ -265,7 +266,10 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
     library = cfg.agent.library
     run_dir = settings.run_dir
     torch.manual_seed(settings.seed)
-    result = module.train(settings)
+    with interrupt_at_env_steps():  # Ctrl-C stops at an env step, not inside a library
+        result = module.train(settings)
+        if requested():  # Ctrl-C after the last env step: stop before the evaluation
+            result = dataclasses.replace(result, interrupted=True)
     if not result.interrupted and settings.resume_from and not result.checkpoint.exists():
         print(
             f"{settings.resume_from} already completed agent.max_iterations "

@@ -46,6 +46,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.rl.train.interrupt import raise_if_requested
 
 ENV_NAME = "orbitlab"
 """The rl-games `env_name` under which `register_rl_games_env` files the env."""
@@ -135,6 +136,7 @@ class RlGamesVecEnvWrapper(IVecEnv):
         return self._obs(obs)
 
     def step(self, actions: torch.Tensor):
+        raise_if_requested()  # Ctrl-C during training stops here (orbitlab.rl.train.interrupt)
         actions = torch.as_tensor(actions, device=self.device, dtype=torch.float32)
         actions = actions.reshape(self.num_envs, self.num_actions)
         if self.clip_actions is not None:

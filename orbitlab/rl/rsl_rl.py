@@ -36,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 from orbitlab.rl.checkpoints import CheckpointError, load_torch_checkpoint, save_torch_checkpoint
+from orbitlab.rl.train.interrupt import raise_if_requested
 
 
 class RslRlVecEnvWrapper(VecEnv):
@@ -89,6 +90,7 @@ class RslRlVecEnvWrapper(VecEnv):
         return self._obs(obs), extras
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
+        raise_if_requested()  # Ctrl-C during training stops here (orbitlab.rl.train.interrupt)
         actions = torch.as_tensor(actions, device=self.device, dtype=torch.float32)
         if self.clip_actions is not None:
             actions = actions.clamp(-self.clip_actions, self.clip_actions)

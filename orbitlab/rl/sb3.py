@@ -48,6 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.rl.train.interrupt import raise_if_requested
 
 
 def _numpy(x: torch.Tensor, dtype=np.float32) -> np.ndarray:
@@ -97,6 +98,7 @@ class Sb3VecEnvWrapper(VecEnv):
         ).reshape(self.num_envs, -1)
 
     def step_wait(self) -> VecEnvStepReturn:
+        raise_if_requested()  # Ctrl-C during training stops here (orbitlab.rl.train.interrupt)
         if self._actions is None:
             raise RuntimeError("step_wait() without a pending step_async()")
         obs, reward, terminated, truncated, extras = self.env.step(self._actions)
