@@ -10,6 +10,7 @@ import pytest
 
 from orbitlab.cli.dispatch import main as orbitlab
 from orbitlab.rl.report import collect, format_report, wilson_interval
+from orbitlab.stats import bootstrap_mean_interval
 
 
 def fake_run(root: Path, name: str, seed: int, success: float, curve: list[float], **extra):
@@ -55,6 +56,41 @@ def test_wilson_interval_matches_its_closed_form():
     low, high = wilson_interval(0, 10)  # never 0 wide at the edge: (0, 0.2775)
     assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_the_bootstrap_interval_of_a_mean_matches_the_normal_one_for_a_large_sample():
+    """For 4000 values the percentile bootstrap of the mean approaches mean +- 1.96 s / sqrt(n)
+    (here within 5 % of that half-width); it is reproducible, skips non-finite values and is
+    (nan, nan) for none."""
+    import math
+
+    import numpy as np
+
+    x = np.random.default_rng(7).exponential(0.3, size=4000)
+    low, high = bootstrap_mean_interval(x)
+    half = 1.959964 * x.std(ddof=1) / math.sqrt(x.size)
+    assert abs((high - low) / 2 - half) < 0.05 * half
+    assert abs((high + low) / 2 - x.mean()) < 0.1 * half
+    assert bootstrap_mean_interval(x) == (low, high)
+    assert bootstrap_mean_interval([*x, math.nan, math.inf]) == (low, high)
+    assert all(math.isnan(v) for v in bootstrap_mean_interval([]))
+
+
+def test_an_error_score_carries_the_evaluations_bootstrap_interval(tmp_path):
+    root = tmp_path / "Formation"
+    for seed, error in enumerate((0.08, 0.3)):
+        fake_run(
+            root,
+            f"r{seed}",
+            seed,
+            0.0,
+            [0.0, 0.0],
+            final_errors={"formation_error": error},
+            final_errors_ci95={"formation_error": [error - 0.01, error + 0.02]},
+        )
+    report = collect(root, metric="formation_error")
+    assert [r.interval for r in report.rows] == [(0.07, 0.1), (0.29, 0.32)]
+    assert "0.07 - 0.1" in format_report(report)
 
 
 def test_the_report_gives_every_seed_the_median_and_the_worst(runs):

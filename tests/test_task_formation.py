@@ -158,3 +158,13 @@ def test_velocity_variant_holds_the_slots_with_a_proportional_guidance():
     assert float(error.max()) < 0.08, error
     assert score.formation_error_m < 0.08 and score.failures == 0, score
     assert float(geo.attitude_errors(env).max()) < 0.02  # rad
+
+
+def test_the_evaluation_gives_each_final_error_a_bootstrap_interval_around_its_mean():
+    from orbitlab.envs.evaluate import rollout
+
+    score = rollout(make_env(16, baseline=True), policy="baseline", max_steps=10)
+    assert set(score.final_errors_ci95) == set(score.final_errors) >= {"formation_error"}
+    for name, mean in score.final_errors.items():
+        low, high = score.final_errors_ci95[name]
+        assert low < mean < high < mean + 1.0 * mean, (name, low, mean, high)

@@ -56,7 +56,6 @@ from orbitlab.envs.evaluate import rollout
 from orbitlab.jsonio import write_json
 from orbitlab.rl.policies import load_policy
 from orbitlab.rl.progress import rollout_progress
-from orbitlab.rl.report import wilson_interval
 from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
 from orbitlab.rl.train.interrupt import interrupt_at_env_steps, requested
@@ -68,6 +67,7 @@ from orbitlab.rl.train.resume import (
     same_algorithm,
     saved_config,
 )
+from orbitlab.stats import wilson_interval
 
 
 def settings_from(

@@ -27,6 +27,7 @@ from typing import Protocol, Self
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.stats import bootstrap_mean_interval
 
 EFFORT_UNITS = {"thrusters": "N s", "wheels": "N m s", "magnetorquers": "A m^2 s", "cmgs": "rad"}
 """Units of a group's control effort (output units x s), by element kind."""
@@ -59,6 +60,9 @@ class Score:
     step, in the term's own units."""
     final_errors: dict[str, float] = field(default_factory=dict)
     """The final_terms whose names contain 'error'."""
+    final_errors_ci95: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """95 % interval of each final error's mean over the worlds (percentile bootstrap,
+    `orbitlab.stats.bootstrap_mean_interval`)."""
     worlds: int = 0
     """Worlds whose first episode the cost and final-error fields average over."""
 
@@ -282,6 +286,7 @@ def rollout(
     has_thrusters = bool(meters.thrusters)
     impulse = sum((final_effort[k] for k in meters.thrusters), torch.zeros_like(final_dv))
     terms = {k: _mean(v) for k, v in final_terms.items()}
+    errors = [k for k in terms if "error" in k.lower()]
     return Score(
         episodes=count,
         success_rate=float(success.sum()) / max(count, 1),
@@ -294,6 +299,9 @@ def rollout(
             k: EFFORT_UNITS.get(g.kind, "output x s") for k, g in meters.groups.items()
         },
         final_terms=terms,
-        final_errors={k: v for k, v in terms.items() if "error" in k.lower()},
+        final_errors={k: terms[k] for k in errors},
+        final_errors_ci95={
+            k: bootstrap_mean_interval(final_terms[k].double().cpu().numpy()) for k in errors
+        },
         worlds=n,
     )

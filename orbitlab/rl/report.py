@@ -13,7 +13,9 @@ curve tag against env steps, the target as a dashed line.
 The score is `success_rate` unless `metric=` names another number of `metrics.json` (top
 level, or in `final_errors` / `final_terms`); success_rate and mean_return are higher-is-
 better, every other metric (errors, times, effort) lower-is-better.
-The interval of a success rate is Wilson's score interval over the evaluation's episodes.
+The interval of a success rate is Wilson's score interval over the evaluation's episodes;
+that of a final error the evaluation's percentile bootstrap of its mean over the worlds
+(`final_errors_ci95` in `metrics.json`).
 """
 
 from __future__ import annotations
@@ -25,26 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orbitlab.stats import wilson_interval
+
 SUCCESS = "success_rate"
 """The default score."""
 HIGHER_IS_BETTER = frozenset({SUCCESS, "mean_return"})
 """Metrics where more is better; every other one (errors, times, effort) is lower-is-better."""
 CURVE_TAGS = ("Episode/success_rate", "Train/mean_reward")
 """Tensorboard tags tried for the curve, in order (`curve=` picks another)."""
-
-
-def wilson_interval(successes: float, trials: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson's score interval of a success rate (95 % for the default z), as (low, high).
-
-    p = k / n; centre (p + z^2 / 2n) / (1 + z^2 / n); half-width
-    z sqrt(p (1 - p) / n + z^2 / 4n^2) / (1 + z^2 / n). (0, 1) for no trials."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p, n = successes / trials, float(trials)
-    denominator = 1.0 + z * z / n
-    centre = (p + z * z / (2.0 * n)) / denominator
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass
@@ -106,6 +96,19 @@ def _score(metrics: dict[str, Any], metric: str) -> float | None:
     return None
 
 
+def _interval(metrics: dict[str, Any], metric: str, score: float) -> tuple[float, float] | None:
+    """The score's 95 % interval: Wilson's for the success rate, the evaluation's bootstrap
+    interval for a final error (`final_errors_ci95`), else None."""
+    if metric == SUCCESS:
+        episodes = int(metrics.get("episodes") or 0)
+        return wilson_interval(score * episodes, episodes)
+    pair = (metrics.get("final_errors_ci95") or {}).get(metric)
+    if not (isinstance(pair, list | tuple) and len(pair) == 2):
+        return None
+    finite = all(isinstance(v, int | float) and math.isfinite(v) for v in pair)
+    return (float(pair[0]), float(pair[1])) if finite else None
+
+
 def _seed(run: Path) -> int | None:
     config = run / ".hydra" / "config.yaml"
     if not config.is_file():
@@ -163,8 +166,7 @@ def collect(root: str | Path, metric: str = SUCCESS, curve: str | None = None) -
                 f"success_rate or a key of final_errors: "
                 f"{', '.join(metrics.get('final_errors') or {}) or 'none'})"
             )
-        episodes = int(metrics.get("episodes") or 0)
-        interval = wilson_interval(score * episodes, episodes) if metric == SUCCESS else None
+        interval = _interval(metrics, metric, score)
         selection = metrics.get("selection") or {}
         scored = [c.get("success_rate") for c in selection.get("checkpoints") or []]
         best = max((s for s in scored if isinstance(s, int | float)), default=None)
@@ -206,9 +208,7 @@ def format_report(report: Report, target: float | None = None) -> str:
     header = f"{'seed':>5}  {'final':>9}  {'95 % interval':>17}  {'best ckpt':>9}  "
     lines.append(header + f"{'train s':>8}  {'env steps':>11}  run")
     for r in report.rows:
-        interval = (
-            f"{100 * r.interval[0]:5.1f} - {100 * r.interval[1]:5.1f} %" if r.interval else "-"
-        )
+        interval = f"{show(r.interval[0])} - {show(r.interval[1])}" if r.interval else "-"
         seed = "-" if r.seed is None else str(r.seed)
         lines.append(
             f"{seed:>5}  {show(r.score):>9}  {interval:>17}  {show(r.best):>9}  "
