@@ -164,7 +164,7 @@ TRAIN_DEFAULTS = {
     "seed": 0,
     "backend": "cpu",
     "eval_num_envs": 256,
-    "select_best": False,
+    "select_best": None,
     "resume": False,
     "runs_root": "runs",
     "agent": {
@@ -184,7 +184,7 @@ TRAIN_DEFAULTS = {
         ("num_envs", 0, ["num_envs=0", "integer in [1, "]),
         ("seed", -3, ["seed=-3", "integer in [0, 4294967295]"]),
         ("backend", "gpu", ["backend='gpu'", "cpu, warp"]),
-        ("select_best", "yes", ["select_best='yes'", "true or false"]),
+        ("select_best", "yes", ["select_best='yes'", "true, false or null"]),
         ("agent", {"learning_rate": 0.0}, ["agent.learning_rate=0.0", "in (0, 1]"]),
         ("agent", {"learning_rate": float("nan")}, ["agent.learning_rate=nan"]),
         ("agent", {"hidden_dims": [64, "x"]}, ["agent.hidden_dims[1]='x'", "integer"]),
@@ -395,3 +395,20 @@ def test_key_value_scripts_print_their_usage_on_help(capsys):
 
     assert run(lambda argv: 1 / 0, ["--help"], "tool", "usage: tool file=...") == 0
     assert capsys.readouterr().out.strip() == "usage: tool file=..."
+
+
+def test_select_best_left_unset_is_the_tuned_agents_choice():
+    from omegaconf import OmegaConf
+
+    from orbitlab.cli.hydra_app import CONFIG_DIR
+    from orbitlab.cli.train import selects_best
+
+    def cfg(select_best, agent):
+        return OmegaConf.create({"select_best": select_best, "agent": agent})
+
+    assert selects_best(cfg(None, {"library": "rsl_rl", "select_best": True}))
+    assert not selects_best(cfg(None, {"library": "rsl_rl"}))
+    assert not selects_best(cfg(False, {"library": "rsl_rl", "select_best": True}))
+    assert selects_best(cfg(True, {"library": "rsl_rl"}))
+    shipped = OmegaConf.load(Path(CONFIG_DIR) / "agent" / "rsl_rl_ppo_docking_velocity.yaml")
+    assert selects_best(cfg(None, shipped))

@@ -22,7 +22,9 @@ warning there ("export_warning"), never a failed run.
 
 `select_best=true` scores every segment checkpoint over one episode of
 `select_num_envs` other fresh worlds (seed + 2) and evaluates, exports and reports
-the best (success rate, then return) instead of the last one (rsl-rl, sb3).
+the best (success rate, then return) instead of the last one (rsl-rl, sb3). Left
+unset, it is the agent config's `select_best` (true for the tuned agents whose
+checkpoints swing), else false.
 
 `resume=true` continues the latest earlier run of the task from its last segment
 checkpoint (`resume=<run dir or checkpoint>` picks one) up to `agent.max_iterations`
@@ -107,6 +109,14 @@ def evaluate(
         progress.close()
     env.close()
     return score
+
+
+def selects_best(cfg: DictConfig) -> bool:
+    """`select_best`, or where it is null the agent's own `select_best` (tuned agents whose
+    checkpoints swing set it), else False."""
+    if cfg.select_best is not None:
+        return bool(cfg.select_best)
+    return bool(cfg.agent.get("select_best", False))
 
 
 def select_checkpoint(
@@ -283,7 +293,7 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
     if info.rank == 0 and not result.interrupted:
         run_cfg = OmegaConf.to_container(cfg, resolve=True)
         checkpoint, selection = result.checkpoint, None
-        if cfg.select_best:
+        if selects_best(cfg):
             started = time.perf_counter()
             checkpoint, selection = select_checkpoint(
                 module, settings, run_cfg, int(cfg.select_num_envs), checkpoint

@@ -108,6 +108,11 @@ def bool_or_path(value: Any) -> str | None:
     return None if ok else "expected true, false or a run directory / checkpoint path"
 
 
+def bool_or_null(value: Any) -> str | None:
+    """A rule: true, false or null."""
+    return None if value is None or isinstance(value, bool) else "expected true, false or null"
+
+
 MAX_ROLLOUT_STEPS = 100_000
 """Steps per env and iteration a rollout buffer may hold (num_steps_per_env, n_steps,
 horizon_length): with num_envs worlds they size the training's largest allocation."""
@@ -139,6 +144,7 @@ RANGES: dict[str, Rule] = {
     "select_num_envs": between(1, MAX_NUM_ENVS),
     "backend": one_of("cpu", "warp"),
     "resume": bool_or_path,
+    "select_best": bool_or_null,
     "agent.max_iterations": between(1, MAX_ITERATIONS),
     "agent.save_interval": at_least(1),
     "agent.num_steps_per_env": between(1, MAX_ROLLOUT_STEPS),
@@ -211,7 +217,7 @@ def _count_rule(name: str) -> Rule:
 
 RANGES.update({f"env.scene.{name}": _count_rule(name) for name in NULLABLE_COUNTS})
 
-UNTYPED = {"resume", *(f"env.scene.{name}" for name in NULLABLE_COUNTS)}
+UNTYPED = {"resume", "select_best", *(f"env.scene.{name}" for name in NULLABLE_COUNTS)}
 """Keys whose default's type does not say what is allowed (their range rule does)."""
 
 
