@@ -28,7 +28,7 @@ def test_unknown_task_suggests_the_closest_name():
 def test_each_task_has_a_success_criterion_and_docking_its_tuned_agent():
     assert all(spec.success for spec in tasks())
     assert get_task("docking").default_agent() == "rsl_rl_ppo_docking"
-    assert get_task("Detumble-MTQ").default_agent() == "rsl_rl_ppo"  # no tuned agent: generic
+    assert get_task("Capture").default_agent() == "rsl_rl_ppo"  # no tuned agent: generic
 
 
 def test_play_variant_drops_the_curriculum_and_env_overrides_apply():

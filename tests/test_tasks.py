@@ -65,6 +65,31 @@ def test_detumble_baseline_removes_rate_faster_than_random(task, seconds, margin
     assert results["baseline"] < results["random"] - margin, results
 
 
+def test_detumble_mtq_progress_pays_each_steps_decrease_of_the_rate():
+    """Detumble-MTQ's `progress` term: 25 x the drop of |omega| over the step in units of
+    the 0.5 deg/s threshold (nothing in an episode's first step), computed here from the
+    body rates before and after each step."""
+    env = make("Detumble-MTQ", "policy", num_envs=4)
+    env.reset(seed=2)
+    generator = torch.Generator().manual_seed(0)
+    threshold = torch.deg2rad(torch.tensor(0.5, dtype=torch.float64))
+    sums = env.reward_manager.episode_sums["progress"]
+    for step in range(6):
+        before, paid = mean_rates(env), sums.clone()
+        env.step(2 * torch.rand(4, env.action_manager.total_dim, generator=generator) - 1)
+        expected = 25.0 * (before - mean_rates(env)) / threshold if step else 0 * before
+        torch.testing.assert_close(
+            (sums - paid).double(), expected, rtol=1e-5, atol=1e-6 * float(expected.abs().max())
+        )
+    env.close()
+
+
+def mean_rates(env) -> torch.Tensor:
+    return torch.linalg.vector_norm(
+        env.scene.entities["sat"].data.root_ang_vel_b.double(), dim=-1
+    ).clone()
+
+
 def test_pointing_baseline_closes_the_slew_and_random_does_not():
     """20 s of the same 8 slews (10-90 deg): the quaternion PD removes most of each error,
     random torques do not (no episode ends this early, so the error angle is compared)."""

@@ -15,6 +15,7 @@ register_task(
         name="Detumble-MTQ",
         env_cfg=LazyFactory(f"{CFG}:mtq_env_cfg"),
         baseline_cfg=LazyFactory(f"{CFG}:mtq_baseline_cfg"),
+        agents={"rsl_rl": "rsl_rl_ppo_detumble_mtq"},
         status=LazyFactory(f"{CFG}:teleop_status"),
         success=SUCCESS,
         summary="3U CubeSat detumbles with magnetorquers (baseline: B-dot)",

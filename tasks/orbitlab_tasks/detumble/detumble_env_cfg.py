@@ -59,6 +59,13 @@ def slow_enough(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     return mdp.ang_vel_norm(env, entity) < SUCCESS_RATE_RAD_S
 
 
+def rate_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """|omega| in units of the success threshold: the potential whose decrease the MTQ
+    task's `progress` term pays."""
+    rate = env.scene.entities[SAT.name].data.root_ang_vel_b
+    return torch.linalg.vector_norm(rate, dim=-1) / SUCCESS_RATE_RAD_S
+
+
 def rate_kernel(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
     """1 - exp(-|omega| / threshold): 0 at rest, 0.63 at the success threshold."""
     return 1.0 - torch.exp(-mdp.ang_vel_norm(env, entity) / SUCCESS_RATE_RAD_S)
@@ -71,6 +78,18 @@ def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
     sat.sensors = {k: v for k, v in sat.sensors.items() if k in keep}
     sat.sensors["gyro"].period_s = 0.1  # 10 Hz, the rate of the attitude loop
     return SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=timestep_s)
+
+
+_MTQ_REWARDS = {
+    # A magnetorquer changes |omega| by at most ~0.02 deg/s per 1 s step, so a pure rate
+    # penalty hardly tells a good dipole from a bad one over a 100 s horizon; the decrease
+    # of |omega| in each step does (potential-based: an episode's sum is its start rate
+    # minus its end rate, whoever damped it). 25 per threshold's worth: B-dot earns ~0.25
+    # per step in its first 5 min, random dipoles ~0.
+    "progress": RewardTermCfg(
+        func=mdp.potential_progress, params={"potential": rate_potential}, weight=25.0
+    ),
+}
 
 
 def _env_cfg(
@@ -131,6 +150,7 @@ def _env_cfg(
             # steep near the threshold, so the last fraction of a deg/s still pays
             "rate_fine": RewardTermCfg(func=rate_kernel, params={"entity": SAT}, weight=-0.5),
             "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
+            **(_MTQ_REWARDS if actuator == "mtq" else {}),
         },
         terminations={
             "success": TerminationTermCfg(
