@@ -374,31 +374,17 @@ def test_velocity_variant_docks_when_commanding_the_reference_field():
 def test_the_tuned_velocity_agent_starts_holding_its_place_in_the_corridor():
     """Docking-Velocity's tuned PPO starts at a near-zero command (`init_mean_scale`): the
     untrained actor of rsl-rl's own initialisation commands a random function of the state
-    of ~0.1-0.6 per component, which the velocity loop flies, and at the curriculum's first
-    level (2-6 m) most worlds leave the corridor or strike the target within a minute (what
-    kept a seed from ever learning to dock); at a near-zero command every world holds."""
-    from pathlib import Path
+    of ~0.1-0.6 per component, which the velocity loop flies: at the curriculum's first
+    level (2-6 m) seed 3's sends every world out of the corridor or into the target within a
+    minute (what kept that seed from ever learning to dock); at a near-zero command every
+    world holds."""
+    from untrained_actor import tuned_agent, untrained_actor
 
-    import yaml
-
-    import orbitlab
-    from orbitlab.rl.rsl_rl import OrbitlabOnPolicyRunner, RslRlVecEnvWrapper, runner_cfg_from_agent
-
-    agents = Path(orbitlab.__file__).parent / "configs" / "agent"
-    agent = yaml.safe_load((agents / "rsl_rl_ppo_docking_velocity.yaml").read_text())
+    agent = tuned_agent("rsl_rl_ppo_docking_velocity")
     env = ManagerBasedRLEnv(docking_env_cfg.velocity_env_cfg(16))
-    wrapper = RslRlVecEnvWrapper(env)
     commands, failed = {}, {}
     for scale in (agent["init_mean_scale"], None):
-        torch.manual_seed(3)
-        cfg = runner_cfg_from_agent({**agent, "init_mean_scale": scale}, env)
-        runner = OrbitlabOnPolicyRunner(wrapper, cfg, log_dir=None, device="cpu")
-        policy = runner.get_inference_policy(device="cpu")
-
-        def act(policy=policy) -> torch.Tensor:
-            with torch.inference_mode():
-                return policy(wrapper.get_observations())
-
+        act = untrained_actor(env, agent, scale, seed=3)
         env.reset(seed=3)
         ended = torch.zeros(16, dtype=torch.bool)
         commands[scale] = float(act().abs().mean())

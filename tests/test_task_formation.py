@@ -175,29 +175,15 @@ def test_the_tuned_velocity_agent_starts_from_the_held_formation():
     untrained actor of rsl-rl's own initialisation gives a mean command of ~0.08 x 0.2 m/s, a
     slot error rate that drifts the followers off their slots (what kept seeds from learning),
     where a near-zero command holds the slots as they are."""
-    from pathlib import Path
+    from untrained_actor import tuned_agent, untrained_actor
 
-    import yaml
-
-    import orbitlab
-    from orbitlab.rl.rsl_rl import OrbitlabOnPolicyRunner, RslRlVecEnvWrapper, runner_cfg_from_agent
     from orbitlab_tasks.formation.formation_env_cfg import velocity_env_cfg
 
-    agents = Path(orbitlab.__file__).parent / "configs" / "agent"
-    agent = yaml.safe_load((agents / "rsl_rl_ppo_formation_velocity.yaml").read_text())
+    agent = tuned_agent("rsl_rl_ppo_formation_velocity")
     env = ManagerBasedRLEnv(velocity_env_cfg(4))
-    wrapper = RslRlVecEnvWrapper(env)
     errors, commands = {}, {}
     for scale in (agent["init_mean_scale"], None):
-        torch.manual_seed(0)
-        cfg = runner_cfg_from_agent({**agent, "init_mean_scale": scale}, env)
-        actor = OrbitlabOnPolicyRunner(wrapper, cfg, log_dir=None, device="cpu")
-        policy = actor.get_inference_policy(device="cpu")
-
-        def act(policy=policy) -> torch.Tensor:
-            with torch.inference_mode():
-                return policy(wrapper.get_observations())
-
+        act = untrained_actor(env, agent, scale, seed=0)
         env.reset(seed=1)
         commands[scale] = float(act().abs().mean())
         evaluate(env, act, max_steps=200, seed=1)  # 40 s
