@@ -7,6 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from orbitlab.rl.provenance import package_versions
+
+
+def torch_version() -> str | None:
+    return package_versions()["torch"]
+
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
 
 
@@ -28,6 +35,9 @@ def test_train_writes_config_checkpoint_and_metrics(tiny_rsl_rl_run):
     best = max(selection["checkpoints"], key=lambda c: (c["success_rate"], c["mean_return"]))
     assert metrics["checkpoint"] == selection["selected"] == best["checkpoint"]
     assert metrics["last_checkpoint"].endswith("model_3.pt")
+    # what the run was made with: library versions and the source revision
+    packages = metrics["environment"]["packages"]
+    assert packages["torch"] == torch_version() and packages["rsl-rl-lib"]
     config = (run / ".hydra" / "config.yaml").read_text()
     assert "num_envs: 8" in config and "max_iterations: 4" in config
 

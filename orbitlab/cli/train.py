@@ -58,6 +58,7 @@ from orbitlab.envs.evaluate import rollout
 from orbitlab.jsonio import write_json
 from orbitlab.rl.policies import load_policy
 from orbitlab.rl.progress import rollout_progress
+from orbitlab.rl.provenance import run_environment
 from orbitlab.rl.train import TrainSettings, trainer
 from orbitlab.rl.train import distributed as dist
 from orbitlab.rl.train.interrupt import interrupt_at_env_steps, requested
@@ -321,6 +322,7 @@ def train(cfg: DictConfig, module, info, settings: TrainSettings) -> None:
             "selection": selection,
             "resumed_from": str(settings.resume_from) if settings.resume_from else None,
             "eval_s": time.perf_counter() - started,
+            "environment": run_environment(),
             **(score_dict(score) if score is not None else {}),
         }
         if score is not None:  # Wilson's 95 % interval over the evaluation's episodes
