@@ -151,7 +151,8 @@ else
   train_args=("nworld=[4096]" iterations=3 warmup=1)
   # The graph replay tests are the parity phase's.
   tests=(tests/test_warp_backend.py tests/test_tasks.py tests/test_scene.py
-         tests/test_rendering.py -k "(warp or cuda) and not cuda_graph_replay")
+         tests/test_rendering.py tests/test_kernel_terms.py tests/test_observation_pipeline.py
+         -k "(warp or cuda) and not cuda_graph_replay")
 fi
 export ORBITLAB_TEST_DEVICE="$device"
 failed=0

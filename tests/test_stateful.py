@@ -23,9 +23,14 @@ CONSTANTS = {"worlds", "all_env_ids", "_out_torch", "due", "_everywhere"}
 """Per-world attributes that are not state: world indices, a sensor's scratch output, a
 node's mask of the worlds due in the current call (set before each compute) and its
 constant all-worlds mask."""
-SCRATCH = {"_fused"}
+SCRATCH = {"_fused", "_step_end"}
 """Attributes holding per-call buffers, not state: the thruster allocation kernel's (every
-call copies its inputs in and its results out)."""
+call copies its inputs in and its results out) and the env step's end (every step rewrites
+its flags and reward, and the env returns copies)."""
+KERNEL_TERM_BUFFERS = {"_values", "_done", "_sums", "_flags"}
+"""The kernel terms' buffers in the reward and termination managers: each step's weighted
+values and done flags (rewritten every step), and the storage whose columns are the
+declared `episode_sums` and `last` (views of it)."""
 
 
 def _per_world_tensors(obj, path: str, seen: set[int], depth: int = 0):
@@ -82,7 +87,7 @@ def test_every_per_world_tensor_is_declared_state(task, variant):
         for name, component in roots.items()
         for path, tensor in _per_world_tensors(component, name, seen)
         if id(tensor) not in declared
-        and path.rsplit("/", 1)[-1] not in CONSTANTS
+        and path.rsplit("/", 1)[-1] not in CONSTANTS | KERNEL_TERM_BUFFERS
         and not SCRATCH & set(path.split("/"))
     ]
     assert not undeclared, f"per-world tensors outside any state_attrs: {undeclared[:8]}"

@@ -27,6 +27,7 @@ from typing import Protocol, Self
 import torch
 
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.fw.terms import KernelTerm
 from orbitlab.stats import bootstrap_mean_interval
 
 EFFORT_UNITS = {"thrusters": "N s", "wheels": "N m s", "magnetorquers": "A m^2 s", "cmgs": "rad"}
@@ -153,7 +154,10 @@ class StepMeters:
         manager = self.env.reward_manager
         manager.compute = self._metered_compute(manager.compute)  # type: ignore[method-assign]
         self._funcs = manager._funcs
-        manager._funcs = {k: self._captured(k, f) for k, f in self._funcs.items()}
+        manager._funcs = {
+            k: f if isinstance(f, KernelTerm) else self._captured(k, f)
+            for k, f in self._funcs.items()
+        }
         self._installed = True
         return self
 
@@ -200,7 +204,11 @@ class StepMeters:
         def metered(dt: float) -> torch.Tensor:
             self._raw.clear()
             reward = compute(dt)
-            self.terms = dict(self._raw)
+            manager = self.env.reward_manager
+            for name, value in manager.kernel_term_values.items():  # not wrapped: a kernel's
+                if manager.terms[name].weight != 0.0:
+                    self._raw[name] = value + 0.0  # a copy, as a wrapped term's (no -0.0)
+            self.terms = {k: self._raw[k] for k in manager.terms if k in self._raw}
             count = max(self._substeps, 1)
             for k, total in self._step_sum.items():
                 self.step_output[k] = total / count

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from orbitlab.envs.agent_readings import AgentReadings
+from orbitlab.envs.step_end import StepEndLaunch
 from orbitlab.managers.action_manager import ActionManager, ActionTermCfg
 from orbitlab.managers.command_manager import CommandManager, CommandTermCfg
 from orbitlab.managers.curriculum_manager import CurriculumManager
@@ -73,6 +74,10 @@ class ManagerBasedRLEnvCfg:
     and sensor noise each draw from `orbitlab.seeding.stream_seed(seed, component)`."""
     render_size: tuple[int, int] = (480, 640)
     """`render()` image size (height, width), px."""
+    fused_observations: bool = True
+    """Build the observation groups without noise or history in one kernel launch
+    (`orbitlab.managers.observation_pipeline`; the same values); False: every group by the
+    torch pipeline."""
 
 
 class ManagerBasedRLEnv(Stateful):
@@ -118,9 +123,12 @@ class ManagerBasedRLEnv(Stateful):
         self.event_manager.apply("startup")
         self.reward_manager = RewardManager(cfg.rewards, self)
         self.termination_manager = TerminationManager(cfg.terminations, self)
+        self._step_end = StepEndLaunch(self)
         self.curriculum_manager = CurriculumManager(cfg.curriculum, self)
         self._reset_idx(self.all_env_ids)
-        self.observation_manager = ObservationManager(cfg.observations, self)
+        self.observation_manager = ObservationManager(
+            cfg.observations, self, fused=cfg.fused_observations
+        )
         self.obs_buf = self.observation_manager.compute()
 
     # ------------------------------------------------------------------- loop
@@ -171,19 +179,21 @@ class ManagerBasedRLEnv(Stateful):
         self.episode_length_buf += 1
         self.common_step_counter += 1
         self.command_manager.compute(self.step_dt)
-        done = self.termination_manager.compute()
+        self.termination_manager.compute()
+        self.reward_manager.compute(self.step_dt)
         # A world the simulation froze (orbitlab.sim.health) ends here: terminated, neither
-        # a success nor a time-out, reward 0, and reset below like any other.
-        unhealthy = self.scene.view.array("health") != 0
-        time_out = (self.episode_length_buf >= self.max_episode_length) & ~unhealthy
-        truncated = (self.termination_manager.time_outs & ~unhealthy) | (
-            time_out & ~self.termination_manager.terminated
+        # a success nor a time-out, reward 0, and reset below like any other (one kernel:
+        # orbitlab.fw.step_end; the returned tensors are new).
+        ends = self._step_end.run()
+        terminated, truncated, reward, unhealthy = (
+            ends.terminated.clone(),
+            ends.truncated.clone(),
+            ends.reward.clone(),
+            ends.unhealthy,
         )
-        terminated = self.termination_manager.terminated.clone() | unhealthy
-        reward = torch.where(unhealthy, 0.0, self.reward_manager.compute(self.step_dt))
         self.extras = {"log": {}, "time_outs": truncated}
         # The step's one host read: which envs to reset (resets take host ids).
-        done_ids = torch.nonzero(done | time_out | unhealthy)[:, 0]
+        done_ids = torch.nonzero(ends.done)[:, 0]
         if done_ids.numel():
             self._end_episodes(done_ids, unhealthy)
         self.event_manager.apply("interval", dt=self.step_dt)
@@ -259,6 +269,7 @@ class ManagerBasedRLEnv(Stateful):
         return render_rgb(self, env_id, camera)
 
     def close(self) -> None:
+        self._step_end.close()
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

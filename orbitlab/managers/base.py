@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from orbitlab.fw.terms import KernelTerm
 from orbitlab.managers.scene_entity_cfg import resolve_params
 from orbitlab.managers.terms import TermCfg
 
@@ -14,7 +15,10 @@ if TYPE_CHECKING:
 
 
 def resolve_term(name: str, cfg: TermCfg, env: ManagerBasedRLEnv):
-    """A callable for a term: the function itself, or an instance of a term class."""
+    """A callable for a term: the function itself, or an instance of a term class; a
+    kernel term (`orbitlab.fw.terms.KernelTerm`) as it is (its manager builds it)."""
+    if isinstance(cfg.func, KernelTerm):
+        return cfg.func
     if not callable(cfg.func):
         raise TypeError(f"term '{name}': func must be callable, got {cfg.func!r}")
     if inspect.isclass(cfg.func):

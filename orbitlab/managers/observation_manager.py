@@ -1,4 +1,8 @@
-"""Observation groups: terms computed, noised, scaled, clipped, stacked in history."""
+"""Observation groups: terms computed, noised, scaled, clipped, stacked in history.
+
+Groups without noise or history are built by one kernel launch
+(`orbitlab.managers.observation_pipeline`); the others by the torch pipeline below.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from orbitlab.fw.terms import KernelTerm, KernelUnavailable, TermBuild
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
+from orbitlab.managers.observation_pipeline import FusedObservations, fusable, snapshot
 from orbitlab.managers.terms import ObservationGroupCfg, ObservationTermCfg
 from orbitlab.seeding import stream_seed
 from orbitlab.stateful import Stateful
@@ -31,8 +37,11 @@ class ObservationManager(Stateful):
 
     state_attrs = ("_history", "_fresh", "generator")
 
-    def __init__(self, groups: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv):
-        self.env, self.groups = env, groups
+    def __init__(
+        self, groups: dict[str, ObservationGroupCfg], env: ManagerBasedRLEnv, fused: bool = True
+    ):
+        """`fused`: build the groups without noise or history in one kernel launch."""
+        self.env, self.groups, self.fused = env, groups, fused
         self._funcs = {
             g: {n: resolve_term(f"{g}/{n}", t, env) for n, t in cfg.terms.items()}
             for g, cfg in groups.items()
@@ -43,6 +52,15 @@ class ObservationManager(Stateful):
             }
             for g, cfg in groups.items()
         }
+        for g, cfg in groups.items():  # a kernel term whose inputs this env keeps in torch
+            for n, t in cfg.terms.items():  # runs as its torch twin (KernelTerm.twin)
+                func = self._funcs[g][n]
+                if isinstance(func, KernelTerm) and func.twin is not None:
+                    build = TermBuild(env, f"observation term '{g}/{n}'")
+                    try:
+                        func.factory(build, **call_params(t, self._refs[g][n]))
+                    except KernelUnavailable:
+                        self._funcs[g][n] = func.twin
         self._plans: dict[str, dict[str, _TermPlan]] = {g: {} for g in groups}
         for g, cfg in groups.items():
             for n in cfg.terms:
@@ -52,6 +70,8 @@ class ObservationManager(Stateful):
         self.generator = torch.Generator(device=env.device).manual_seed(
             stream_seed(env.seed, "observation")
         )
+        self._fused: FusedObservations | None = None
+        self._plan_fused()
         sample = self.compute()
         self.shapes = {
             g: (
@@ -79,15 +99,42 @@ class ObservationManager(Stateful):
         self._plans[group][name] = plan
         return plan
 
-    def _term(self, group: str, name: str, noise: bool, commit: bool, cache: dict) -> torch.Tensor:
+    def _plan_fused(self) -> None:
+        """(Re)make the kernel's plan for the groups it can build (none: no plan)."""
+        if self._fused is not None:
+            self._fused.close()
+        for group, cfg in self.groups.items():
+            for name in cfg.terms:
+                self.plan(group, name)
+        names = [g for g, cfg in self.groups.items() if self.fused and fusable(cfg)]
+        kernel_terms = any(
+            isinstance(t.func, KernelTerm)
+            for cfg in self.groups.values()
+            for t in cfg.terms.values()
+        )
+        self._fused = FusedObservations(self, names) if names or kernel_terms else None
+        self._made_from = snapshot(self.groups, copy=True)
+
+    def _configs_edited(self) -> bool:
+        """Whether a group or term config changed since the kernel's plan was made."""
+        try:  # identical values compare by identity first: no Python call
+            return snapshot(self.groups) != self._made_from
+        except (RuntimeError, TypeError, ValueError):  # an array-valued param was replaced
+            return True
+
+    def plan(self, group: str, name: str) -> _TermPlan:
+        """One term's plan (its sharing key), made again if its config was edited."""
         plan = self._plans[group][name]
         cfg = self.groups[group].terms[name]
         try:  # a dict comparison checks identical values by identity first: no call
             edited = cfg is not plan.cfg or cfg.params != plan.params
         except (RuntimeError, TypeError, ValueError):  # an array-valued param was replaced
             edited = True
-        if edited:  # e.g. by a curriculum: the sharing key follows the new params
-            plan = self._replan(group, name)
+        return self._replan(group, name) if edited else plan
+
+    def _term(self, group: str, name: str, noise: bool, commit: bool, cache: dict) -> torch.Tensor:
+        plan = self.plan(group, name)  # e.g. edited by a curriculum: a new sharing key
+        cfg = self.groups[group].terms[name]
         value = cache.get(plan.key)
         if value is None:  # a term shared by groups (policy and critic) is computed once
             value = self.term_value(group, name).reshape(self.env.num_envs, -1)
@@ -105,9 +152,22 @@ class ObservationManager(Stateful):
         return value
 
     def term_value(self, group: str, name: str) -> torch.Tensor:
-        """One term's value as its function returns it (no noise, scale, clip or history)."""
+        """One term's value as its function returns it (no noise, scale, clip or history;
+        a kernel term's as float32)."""
         cfg = self.groups[group].terms[name]
+        if self.is_kernel(group, name):
+            assert self._fused is not None  # made for every manager with kernel terms
+            return self._fused.kernel_value(self.plan(group, name).key)
         return self._funcs[group][name](self.env, **call_params(cfg, self._refs[group][name]))
+
+    def is_kernel(self, group: str, name: str) -> bool:
+        """Whether a term runs in the observation term kernel (a kernel term this env's
+        arrays hold the inputs of)."""
+        return isinstance(self._funcs[group][name], KernelTerm)
+
+    def refs(self, group: str, name: str) -> dict[str, Any]:
+        """A term's params that reference the scene, resolved when the env was built."""
+        return self._refs[group][name]
 
     def _stack(
         self, group: str, name: str, value: torch.Tensor, length: int, commit: bool
@@ -125,11 +185,16 @@ class ObservationManager(Stateful):
     def compute(self, commit: bool = True) -> dict[str, torch.Tensor | dict[str, torch.Tensor]]:
         """Every group's observation; `commit=False` leaves the history untouched (used
         for the final observation of an ending episode)."""
-        out: dict[str, Any] = {}
         cache: dict = {}
+        if self._configs_edited():  # e.g. by a curriculum
+            self._plan_fused()
+        out: dict[str, Any] = self._fused.compute(cache) if self._fused is not None else {}
         for group, cfg in self.groups.items():
+            if group in out:
+                continue
             terms = {n: self._term(group, n, cfg.enable_noise, commit, cache) for n in cfg.terms}
             out[group] = torch.cat(list(terms.values()), dim=-1) if cfg.concatenate else terms
+        out = {group: out[group] for group in self.groups}  # in the config's order
         if commit:
             self._fresh[:] = False
         return out

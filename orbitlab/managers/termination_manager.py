@@ -1,4 +1,8 @@
-"""Termination terms, keeping terminal states and time-outs apart."""
+"""Termination terms, keeping terminal states and time-outs apart.
+
+Terms are torch functions (or classes) or kernel terms (`orbitlab.fw.terms`); the kernel
+terms run in one generated kernel, which also combines the flags when every term is one.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from orbitlab.fw.terms import make_termination_kernel
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
+from orbitlab.managers.kernel_terms import KernelTerms, kernel_names
 from orbitlab.managers.terms import TerminationTermCfg
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.stateful import Stateful
 
 if TYPE_CHECKING:
@@ -17,7 +24,7 @@ if TYPE_CHECKING:
 class TerminationManager(Stateful):
     """`terminated` (a terminal state) and `time_outs` (truncation) per env."""
 
-    state_attrs = ("terminated", "time_outs", "last", "_funcs")
+    state_attrs = ("terminated", "time_outs", "last", "_funcs", "term_state")
 
     def __init__(self, terms: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv):
         self.env, self.terms = env, terms
@@ -26,15 +33,59 @@ class TerminationManager(Stateful):
         n = env.num_envs
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self._done = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.last = {name: torch.zeros(n, dtype=torch.bool, device=env.device) for name in terms}
+        """Each term's flags of the last step (a kernel term's: a live view of the kernel's
+        output, overwritten at the next step)."""
+        self.term_state: torch.Tensor | None = None
+        """The stateful kernel terms' per-world state (None without kernel terms)."""
+        names = kernel_names(terms)
+        self._kernel: KernelTerms | None = None
+        self._kernel_names = set(names)
+        if names:
+            self._flags = torch.zeros((n, len(names)), dtype=torch.bool, device=env.device)
+            for i, name in enumerate(names):
+                self.last[name] = self._flags[:, i]
+            self._fused = len(names) == len(terms)
+            self._kernel = KernelTerms(
+                "termination term",
+                env,
+                terms,
+                self._refs,
+                names,
+                make_termination_kernel,
+                self._outputs,
+            )
+            self.term_state = self._kernel.term_state
+
+    def _outputs(self, kernel: KernelTerms) -> list:
+        """The termination kernel's arguments after its `StepArrays`."""
+        time_out = [int(self.terms[k].time_out) for k in kernel.names]
+        self._time_out = torch.tensor(time_out, dtype=torch.int32, device=self.env.device)
+        return [
+            wp.from_torch(self._time_out),
+            wp.from_torch(self._flags),
+            wp.from_torch(self.terminated),
+            wp.from_torch(self.time_outs),
+            wp.from_torch(self._done),
+            int(self._fused),
+        ]
 
     def compute(self) -> torch.Tensor:
         """Evaluate every term; returns terminated | time_outs."""
+        if self._kernel is not None:
+            self._kernel.launch()
+            if self._fused:  # the kernel combined every term's flags
+                return self._done
         self.terminated.zero_()
         self.time_outs.zero_()
         for name, cfg in self.terms.items():
-            value = self._funcs[name](self.env, **call_params(cfg, self._refs[name])).to(torch.bool)
-            self.last[name] = value
+            if name in self._kernel_names:
+                value = self.last[name]
+            else:
+                params = call_params(cfg, self._refs[name])
+                value = self._funcs[name](self.env, **params).to(torch.bool)
+                self.last[name] = value
             if cfg.time_out:
                 self.time_outs |= value
             else:

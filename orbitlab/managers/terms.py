@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from orbitlab.fw.terms import KernelTerm
 
 
 @dataclass(kw_only=True)
 class TermCfg:
     """A manager term."""
 
-    func: Callable[..., Any]
-    """`func(env, **params)`, or a class `func(cfg, env)` whose instances are callable."""
+    func: Callable[..., Any] | KernelTerm
+    """`func(env, **params)`, or a class `func(cfg, env)` whose instances are callable, or
+    (rewards and terminations) a kernel term (`orbitlab.fw.terms.kernel_term`)."""
     params: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments passed on every call."""
 

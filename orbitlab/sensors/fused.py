@@ -74,6 +74,10 @@ class SensorStage:
         self.others = [s for s in sensors.values() if not any(s is f for f in chosen)]
         self._delayed = [s for s in chosen if s.delay.steps > 0]
         self._launch: WorldLaunch | None = None
+        self.held_values: torch.Tensor | None = None
+        """Every fused sensor's held (last sampled) values, column after column, (N, cols)
+        float64 (None without fused sensors); `held_columns` gives a sensor's columns."""
+        self._held_columns: dict[int, tuple[int, int]] = {}
         self._needs_frames = False
         self._periods = sorted({s.period_steps for s in chosen})
         self._skip_idle = bool(chosen) and sync.host_reads_are_free(chosen[0].view.device)
@@ -131,6 +135,13 @@ class SensorStage:
             else:
                 sensor.update()
 
+    def held_columns(self, sensor: Sensor) -> tuple[int, int] | None:
+        """(first, end) columns of `held_values` that are `sensor.value` (a fused sensor
+        without latency); None for any other sensor (its value is its own tensor)."""
+        if sensor.delay.steps > 0:
+            return None
+        return self._held_columns.get(id(sensor))
+
     def _any_due(self) -> bool:
         """Whether some world's timer is due for some fused sensor (always True on a GPU)."""
         if not self._skip_idle:
@@ -179,6 +190,10 @@ class SensorStage:
             if sensor.delay.steps == 0:
                 sensor.value = sensor.held
         self._arrays = (held, truth, world_bias, samples, keys, latched)  # alive for the launch
+        self.held_values = held
+        self._held_columns = {
+            id(sensor): (int(o), int(o) + sensor.dim) for sensor, o in zip(sensors, out_cols)
+        }
         self._rows = _rows(sensors, view, out_cols, noise_cols, dev)
         self._needs_frames = any(
             s.site >= 0

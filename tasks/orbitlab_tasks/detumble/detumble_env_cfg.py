@@ -13,7 +13,7 @@ wheels' momentum capacity (~0.012 N m s each) bounds what they can absorb.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -26,6 +26,8 @@ from orbitlab.agent import (
 )
 from orbitlab.envs import mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
+from orbitlab.fw.terms import TermBuild, kernel_term
 from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -35,6 +37,7 @@ from orbitlab.managers import (
     TerminationTermCfg,
 )
 from orbitlab.managers.action_manager import ActuatorActionCfg
+from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 
@@ -54,21 +57,42 @@ def sensor(name: str) -> SceneEntityCfg:
     return SceneEntityCfg("sat", sensor_names=(name,))
 
 
-def slow_enough(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
+@kernel_term
+def slow_enough(build: TermBuild, entity: SceneEntityCfg):
     """|omega| below the success threshold."""
-    return mdp.ang_vel_norm(env, entity) < SUCCESS_RATE_RAD_S
+    dof = kt.root_dof(entity, build)
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.bool:
+        return kt.norm3(kt.root_rate(s, w, dof)) < wp.float64(SUCCESS_RATE_RAD_S)
+
+    return f
 
 
-def rate_potential(env: ManagerBasedRLEnv) -> torch.Tensor:
+@kernel_term
+def rate_potential(build: TermBuild):
     """|omega| in units of the success threshold: the potential whose decrease the MTQ
     task's `progress` term pays."""
-    rate = env.scene.entities[SAT.name].data.root_ang_vel_b
-    return torch.linalg.vector_norm(rate, dim=-1) / SUCCESS_RATE_RAD_S
+    dof = kt.root_dof(SAT.resolve(build.env.scene), build)
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.float64:
+        return kt.norm3(kt.root_rate(s, w, dof)) / wp.float64(SUCCESS_RATE_RAD_S)
+
+    return f
 
 
-def rate_kernel(env: ManagerBasedRLEnv, entity: SceneEntityCfg) -> torch.Tensor:
+@kernel_term
+def rate_kernel(build: TermBuild, entity: SceneEntityCfg):
     """1 - exp(-|omega| / threshold): 0 at rest, 0.63 at the success threshold."""
-    return 1.0 - torch.exp(-mdp.ang_vel_norm(env, entity) / SUCCESS_RATE_RAD_S)
+    dof = kt.root_dof(entity, build)
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.float64:
+        rate = kt.norm3(kt.root_rate(s, w, dof))
+        return wp.float64(1.0) - wp.exp(-rate / wp.float64(SUCCESS_RATE_RAD_S))
+
+    return f
 
 
 def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
@@ -80,16 +104,17 @@ def _scene(actuator: str, num_envs: int, timestep_s: float) -> SceneCfg:
     return SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=timestep_s)
 
 
-_MTQ_REWARDS = {
+def _mtq_rewards() -> dict[str, RewardTermCfg]:
+    """The MTQ task's extra reward term (a new config each call: a curriculum may edit it)."""
     # A magnetorquer changes |omega| by at most ~0.02 deg/s per 1 s step, so a pure rate
     # penalty hardly tells a good dipole from a bad one over a 100 s horizon; the decrease
     # of |omega| in each step does (potential-based: an episode's sum is its start rate
     # minus its end rate, whoever damped it). 25 per threshold's worth: B-dot earns ~0.25
     # per step in its first 5 min, random dipoles ~0.
-    "progress": RewardTermCfg(
-        func=mdp.potential_progress, params={"potential": rate_potential}, weight=25.0
-    ),
-}
+    progress = RewardTermCfg(
+        func=kt.potential_progress, params={"potential": rate_potential}, weight=25.0
+    )
+    return {"progress": progress}
 
 
 def _env_cfg(
@@ -97,25 +122,25 @@ def _env_cfg(
 ) -> ManagerBasedRLEnvCfg:
     policy = {
         "gyro": ObservationTermCfg(
-            func=mdp.sensor_value,
+            func=kt.sensor_value,
             params={"sensor_cfg": sensor("gyro")},
             scale=1.0 / MAX_INITIAL_RATE_RAD_S,
         ),
         # the same reading near the goal: 1 at the success threshold, clipped
         "gyro_fine": ObservationTermCfg(
-            func=mdp.sensor_value,
+            func=kt.sensor_value,
             params={"sensor_cfg": sensor("gyro")},
             scale=1.0 / SUCCESS_RATE_RAD_S,
             clip=(-2.0, 2.0),
         ),
         "magnetometer": ObservationTermCfg(
-            func=mdp.sensor_value, params={"sensor_cfg": sensor("magnetometer")}, scale=2.0e4
+            func=kt.sensor_value, params={"sensor_cfg": sensor("magnetometer")}, scale=2.0e4
         ),
-        "last_action": ObservationTermCfg(func=mdp.last_action),
+        "last_action": ObservationTermCfg(func=kt.last_action),
     }
     if actuator == "wheels":
         policy["wheel_speed"] = ObservationTermCfg(
-            func=mdp.wheel_speed,
+            func=kt.wheel_speed,
             params={"actuator_cfg": SceneEntityCfg("sat", actuator_names=("wheels",))},
         )
     return ManagerBasedRLEnvCfg(
@@ -134,7 +159,7 @@ def _env_cfg(
                 terms={
                     **policy,
                     "true_rate": ObservationTermCfg(
-                        func=mdp.root_ang_vel,
+                        func=kt.root_ang_vel,
                         params={"entity": SAT},
                         scale=1.0 / MAX_INITIAL_RATE_RAD_S,
                     ),
@@ -143,18 +168,18 @@ def _env_cfg(
         },
         rewards={
             "rate": RewardTermCfg(
-                func=mdp.ang_vel_norm,
+                func=kt.ang_vel_norm,
                 params={"entity": SAT},
                 weight=-1.0 / MAX_INITIAL_RATE_RAD_S,
             ),
             # steep near the threshold, so the last fraction of a deg/s still pays
             "rate_fine": RewardTermCfg(func=rate_kernel, params={"entity": SAT}, weight=-0.5),
-            "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
-            **(_MTQ_REWARDS if actuator == "mtq" else {}),
+            "effort": RewardTermCfg(func=kt.action_l2, weight=-0.01),
+            **(_mtq_rewards() if actuator == "mtq" else {}),
         },
         terminations={
             "success": TerminationTermCfg(
-                func=mdp.held_for,
+                func=kt.held_for,
                 params={
                     "condition": slow_enough,
                     "condition_params": {"entity": SAT},
@@ -162,7 +187,7 @@ def _env_cfg(
                 },
             ),
             "spun_up": TerminationTermCfg(
-                func=mdp.ang_vel_above,
+                func=kt.ang_vel_above,
                 params={"entity": SAT, "limit_rad_s": 3.0 * MAX_INITIAL_RATE_RAD_S},
             ),
         },
