@@ -154,10 +154,14 @@ class ObservationManager(Stateful):
     def term_value(self, group: str, name: str) -> torch.Tensor:
         """One term's value as its function returns it (no noise, scale, clip or history;
         a kernel term's as float32)."""
-        cfg = self.groups[group].terms[name]
         if self.is_kernel(group, name):
             assert self._fused is not None  # made for every manager with kernel terms
             return self._fused.kernel_value(self.plan(group, name).key)
+        return self.torch_value(group, name)
+
+    def torch_value(self, group: str, name: str) -> torch.Tensor:
+        """`term_value` of a term that is not a kernel term (its function, called)."""
+        cfg = self.groups[group].terms[name]
         return self._funcs[group][name](self.env, **call_params(cfg, self._refs[group][name]))
 
     def is_kernel(self, group: str, name: str) -> bool:

@@ -177,7 +177,7 @@ class FusedObservations:
         manager, n = self.manager, self.manager.env.num_envs
         if not self._built:  # the first compute: the widths come from the values
             values = {
-                key: manager.term_value(group, name).reshape(n, -1)
+                key: manager.torch_value(group, name).reshape(n, -1)
                 for key, (group, name) in self.distinct.items()
                 if key not in self._kernel_terms
             }
@@ -193,7 +193,7 @@ class FusedObservations:
                 columns = raw[:, a:b]
                 group, name = distinct[key]
                 try:
-                    columns.copy_(manager.term_value(group, name).reshape(n, -1))
+                    columns.copy_(manager.torch_value(group, name).reshape(n, -1))
                 except RuntimeError as error:  # e.g. a term whose width changed
                     raise ValueError(
                         f"observation term '{group}/{name}': its value does not fit its "
