@@ -90,7 +90,10 @@ def ang_vel_norm(build: TermBuild, entity: SceneEntityCfg):
 
 @kernel_term
 def action_l2(build: TermBuild):
-    """Squared norm of the policy action (`rewards.action_l2`; float32, summed in order)."""
+    """Squared norm of the policy action (`rewards.action_l2`): float32, summed in order,
+    which is torch's order for up to 4 components (measured: torch sums 5 or more, but 8,
+    in another order, so a longer action's sum may differ from the torch twin's in its last
+    bit)."""
     dim = int(build.env.action_manager.action.shape[1])
 
     @wp.func
@@ -106,7 +109,8 @@ def action_l2(build: TermBuild):
 
 @kernel_term
 def action_rate_l2(build: TermBuild):
-    """Squared norm of the change of the policy action (`rewards.action_rate_l2`)."""
+    """Squared norm of the change of the policy action (`rewards.action_rate_l2`); summed
+    as `action_l2`."""
     dim = int(build.env.action_manager.action.shape[1])
 
     @wp.func

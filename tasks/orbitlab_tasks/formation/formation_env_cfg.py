@@ -20,6 +20,7 @@ import numpy as np
 
 from orbitlab.envs import mdp as core_mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
 from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -143,7 +144,7 @@ def _follower_obs(
         "slot_vel": ObservationTermCfg(func=vel, params=p, scale=10.0, clip=(-10.0, 10.0)),
         "attitude": ObservationTermCfg(func=mdp.leader_attitude_error, params=p),
         "rate": ObservationTermCfg(
-            func=core_mdp.sensor_value,
+            func=kt.sensor_value,
             params={"sensor_cfg": SceneEntityCfg(follower, sensor_names=("gyro",))},
             scale=5.0,
         ),
@@ -181,7 +182,7 @@ def critic_observations() -> ObservationGroupCfg:
         )
         terms[f"{f}/attitude"] = ObservationTermCfg(func=mdp.leader_attitude_error, params=p)
         terms[f"{f}/rate"] = ObservationTermCfg(
-            func=core_mdp.sensor_value,
+            func=kt.sensor_value,
             params={"sensor_cfg": SceneEntityCfg(f, sensor_names=("gyro",))},
             scale=5.0,
         )

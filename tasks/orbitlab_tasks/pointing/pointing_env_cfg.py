@@ -27,6 +27,7 @@ from orbitlab.agent import (
 from orbitlab.agent.attitude import attitude_error
 from orbitlab.envs import mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
 from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -198,9 +199,9 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
             scale=1.0 / (0.5 * DEG),
             clip=(-1.0, 1.0),
         ),
-        "gyro": ObservationTermCfg(func=mdp.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
+        "gyro": ObservationTermCfg(func=kt.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
         "gyro_fine": ObservationTermCfg(
-            func=mdp.sensor_value, params=gyro, scale=1.0 / (0.2 * DEG), clip=(-1.0, 1.0)
+            func=kt.sensor_value, params=gyro, scale=1.0 / (0.2 * DEG), clip=(-1.0, 1.0)
         ),
         "rate_error": ObservationTermCfg(
             func=measured_rate_error, params={"entity": SAT}, scale=1.0 / (1.0 * DEG)
@@ -212,10 +213,10 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
             clip=(-1.0, 1.0),
         ),
         "wheel_speed": ObservationTermCfg(
-            func=mdp.wheel_speed,
+            func=kt.wheel_speed,
             params={"actuator_cfg": SceneEntityCfg("sat", actuator_names=("wheels",))},
         ),
-        "last_action": ObservationTermCfg(func=mdp.last_action),
+        "last_action": ObservationTermCfg(func=kt.last_action),
     }
     return ManagerBasedRLEnvCfg(
         scene=SceneCfg(num_envs=num_envs, entities={"sat": sat}, timestep_s=0.02),
@@ -230,7 +231,7 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
                 terms={
                     **policy,
                     "true_rate": ObservationTermCfg(
-                        func=mdp.root_ang_vel, params={"entity": SAT}, scale=1.0 / (2.0 * DEG)
+                        func=kt.root_ang_vel, params={"entity": SAT}, scale=1.0 / (2.0 * DEG)
                     ),
                     "hold": ObservationTermCfg(func=hold_progress),
                 },
@@ -253,8 +254,8 @@ def env_cfg(num_envs: int = 1024) -> ManagerBasedRLEnvCfg:
                 weight=-1.0,
                 params={"entity": SAT, "sigma_rad_s": 0.1 * DEG},
             ),
-            "effort": RewardTermCfg(func=mdp.action_l2, weight=-0.01),
-            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.05),
+            "effort": RewardTermCfg(func=kt.action_l2, weight=-0.01),
+            "action_rate": RewardTermCfg(func=kt.action_rate_l2, weight=-0.05),
         },
         terminations={
             "success": TerminationTermCfg(

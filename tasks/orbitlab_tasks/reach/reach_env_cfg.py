@@ -22,6 +22,7 @@ from orbitlab.actuators.joints import MujocoActuatorGroupCfg
 from orbitlab.agent import AgentGraph, NodeCfg, SceneNode
 from orbitlab.envs import mdp
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
 from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -324,8 +325,8 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "joint_error_fine": ObservationTermCfg(
             func=joint_space_error, scale=1.0 / 0.03, clip=(-1.0, 1.0)
         ),
-        "bus_rate": ObservationTermCfg(func=mdp.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
-        "last_action": ObservationTermCfg(func=mdp.last_action),
+        "bus_rate": ObservationTermCfg(func=kt.sensor_value, params=gyro, scale=1.0 / (2.0 * DEG)),
+        "last_action": ObservationTermCfg(func=kt.last_action),
     }
     return ManagerBasedRLEnvCfg(
         scene=SceneCfg(
