@@ -1,7 +1,7 @@
 """Weighted reward terms; each term's episode sum is logged at reset.
 
 Terms are torch functions (or classes) or kernel terms (`orbitlab.fw.terms`); the kernel
-terms run in one generated kernel, which also sums the reward when every active term is one.
+terms run in one generated kernel, which also sums the reward when every term is one.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ class RewardManager(Stateful):
         self._kernel_column: dict[str, int] = {}
         if names:
             index = {name: i for i, name in enumerate(terms)}
-            self._scale = torch.tensor([terms[k].weight for k in names], dtype=torch.float32)
             self._columns = torch.tensor([index[k] for k in names], dtype=torch.int32)
             self._values = torch.zeros((n, len(names)), dtype=torch.float64, device=env.device)
             self._fused = len(names) == len(terms)

@@ -20,6 +20,7 @@ import math
 
 from orbitlab.envs import mdp as common
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
 from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -63,9 +64,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         ),
         "relative_motion": ObservationTermCfg(func=mdp.relative_motion_b, scale=1.0 / 0.1),
         "client_rate": ObservationTermCfg(func=mdp.client_rate_b, scale=1.0 / (5.0 * DEG)),
-        "bus_rate": ObservationTermCfg(
-            func=common.sensor_value, params=gyro, scale=1.0 / (5.0 * DEG)
-        ),
+        "bus_rate": ObservationTermCfg(func=kt.sensor_value, params=gyro, scale=1.0 / (5.0 * DEG)),
         # the pose error as the joints see it (J*^+ through the generalized Jacobian): what
         # made Reach's PPO learn the last centimetres
         "joint_error": ObservationTermCfg(
@@ -78,7 +77,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "joint_vel": ObservationTermCfg(func=reach.joint_vel, scale=1.0 / MAX_JOINT_RATE_RAD_S),
         "gripper": ObservationTermCfg(func=mdp.gripper_state),
         "wrist_loads": ObservationTermCfg(func=mdp.wrist_loads, clip=(-5.0, 5.0)),
-        "last_action": ObservationTermCfg(func=common.last_action),
+        "last_action": ObservationTermCfg(func=kt.last_action),
     }
     return ManagerBasedRLEnvCfg(
         scene=SceneCfg(

@@ -39,6 +39,7 @@ from orbitlab.agent import (
 )
 from orbitlab.envs import mdp as core
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
 from orbitlab.managers import (
     CurriculumTermCfg,
     EventTermCfg,
@@ -154,10 +155,10 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "tip_velocity": _term(mdp.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
         "attitude_error": _term(mdp.docking_attitude_error, chaser=CHASER, scale=10.0),
         "gyro": _term(
-            core.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), sensor_cfg=GYRO
+            kt.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), sensor_cfg=GYRO
         ),
         "latch": _term(mdp.latch_features, chaser=CHASER),
-        "last_action": _term(core.last_action),
+        "last_action": _term(kt.last_action),
         # fine copies and the velocity error from the reference field (sensor-only)
         "tip_position_fine": _term(
             mdp.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0)
@@ -180,7 +181,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             mdp.docking_attitude_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-1.0, 1.0)
         ),
         "gyro_fine": _term(
-            core.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0), sensor_cfg=GYRO
+            kt.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0), sensor_cfg=GYRO
         ),
         "rate_error": _term(
             mdp.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)

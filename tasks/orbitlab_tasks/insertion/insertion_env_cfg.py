@@ -17,6 +17,7 @@ import dataclasses
 
 from orbitlab.envs import mdp as common
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnvCfg
+from orbitlab.envs.mdp import kernel_terms as kt
 from orbitlab.managers import (
     EventTermCfg,
     ObservationGroupCfg,
@@ -70,7 +71,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         "joint_pos": ObservationTermCfg(func=reach.joint_pos),
         "joint_vel": ObservationTermCfg(func=reach.joint_vel, scale=1.0 / MAX_JOINT_RATE_RAD_S),
         "wrist_loads": ObservationTermCfg(func=capture.wrist_loads, clip=(-5.0, 5.0)),
-        "last_action": ObservationTermCfg(func=common.last_action),
+        "last_action": ObservationTermCfg(func=kt.last_action),
     }
     berth = mdp.weld_pose(mdp.worksite_in_bus())
     return ManagerBasedRLEnvCfg(
