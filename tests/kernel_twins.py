@@ -48,10 +48,17 @@ TWINS = {
 """Each kernel term and its torch twin (the library's, or the reference of a task's own)."""
 
 
+def twin_of(func):
+    """The torch twin of a kernel term (`TWINS`, else its declared `KernelTerm.twin`);
+    anything else as it is."""
+    if not isinstance(func, KernelTerm):
+        return func
+    return TWINS.get(func, func.twin)
+
+
 def _twin_term(term):
-    params = {k: TWINS[v] if isinstance(v, KernelTerm) else v for k, v in term.params.items()}
-    func = TWINS[term.func] if isinstance(term.func, KernelTerm) else term.func
-    return dataclasses.replace(term, func=func, params=params)
+    params = {k: twin_of(v) for k, v in term.params.items()}
+    return dataclasses.replace(term, func=twin_of(term.func), params=params)
 
 
 def torch_twin(cfg, keep: tuple[str, ...] = ()):

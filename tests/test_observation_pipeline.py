@@ -122,10 +122,11 @@ def test_kernel_terms_feed_the_torch_pipeline_too():
 
 
 def test_a_term_whose_width_changes_is_named():
-    cfg = load_cfg(task_entry("Docking").env_cfg, num_envs=NUM_ENVS)
+    cfg = load_cfg(task_entry("Formation").env_cfg, num_envs=NUM_ENVS)
     env = ManagerBasedRLEnv(cfg)
     env.reset(seed=0)
-    name = next(iter(cfg.observations["policy"].terms))
+    manager = env.observation_manager
+    name = next(n for n in cfg.observations["policy"].terms if not manager.is_kernel("policy", n))
     env.observation_manager._funcs["policy"][name] = lambda env, **params: torch.zeros(
         (NUM_ENVS, 17)
     )

@@ -120,3 +120,15 @@ def hill_frame(R: wp.vec3d, V: wp.vec3d) -> wp.mat33d:
     z = h / wp.length(h)
     y = wp.cross(z, x)
     return wp.mat33d(x[0], x[1], x[2], y[0], y[1], y[2], z[0], z[1], z[2])
+
+
+@wp.func
+def rotation_vector_from_quat(q: wp.vec4d) -> wp.vec3d:
+    """Rotation vector (axis times angle in [0, pi], rad) of a unit quaternion; q and -q
+    give the same (`rotations.rotation_vector_from_quat`)."""
+    if q[0] < f64(0.0):
+        q = -q
+    vec = wp.vec3d(q[1], q[2], q[3])
+    sin_half = wp.sqrt(vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2])
+    angle = f64(2.0) * wp.atan2(sin_half, q[0])
+    return vec * angle / wp.max(sin_half, f64(1.0e-12))

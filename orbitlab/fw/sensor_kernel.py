@@ -94,6 +94,24 @@ def body_rate(rows: SensorRows, s: int, qvel: Any, frames: BodyFrames, w: int) -
 
 
 @wp.func
+def target_point(frames: BodyFrames, w: int, t: int, arm_body: wp.vec3d):
+    """Position (m) and velocity (m/s) relative to the chief, world axes, of the point at
+    `arm_body` from body t's COM (body axes): a target's port (`_Targeted.target_point`)."""
+    arm = rotate(frames.Q[w, t], arm_body)
+    return frames.com[w, t] + arm, frames.v_com[w, t] + wp.cross(frames.omega[w, t], arm)
+
+
+@wp.func
+def own_point(frames: BodyFrames, w: int, b: int, arm_body: wp.vec3d):
+    """Position (m) and velocity (m/s) relative to the chief, world axes, of a sensor's
+    origin at `arm_body` from body b's COM (body axes) (`_Targeted.own_point`; its velocity
+    uses the offset as rounded in the position)."""
+    com = frames.com[w, b]
+    po = com + rotate(frames.Q[w, b], arm_body)
+    return po, frames.v_com[w, b] + wp.cross(frames.omega[w, b], po - com)
+
+
+@wp.func
 def relative_state(
     rows: SensorRows, s: int, R: wp.vec3d, V: wp.vec3d, frames: BodyFrames, w: int
 ) -> vec10d:
@@ -104,13 +122,8 @@ def relative_state(
     omega_hill = h / (R[0] * R[0] + R[1] * R[1] + R[2] * R[2])
     t = rows.target[s]
     Qt = frames.Q[w, t]
-    arm = rotate(Qt, rows.target_arm[s])
-    pt = frames.com[w, t] + arm
-    vt = frames.v_com[w, t] + wp.cross(frames.omega[w, t], arm)
-    b = rows.body[s]
-    com = frames.com[w, b]
-    po = com + rotate(frames.Q[w, b], rows.mount_arm[s])
-    vo = frames.v_com[w, b] + wp.cross(frames.omega[w, b], po - com)
+    pt, vt = target_point(frames, w, t, rows.target_arm[s])
+    po, vo = own_point(frames, w, rows.body[s], rows.mount_arm[s])
     d = pt - po
     rho = rotate(C, d)
     rho_dot = rotate(C, vt - vo - wp.cross(omega_hill, d))
@@ -130,15 +143,9 @@ def latch_state(rows: SensorRows, s: int, qpos: Any, frames: BodyFrames, w: int)
     misalignment rad] between the sensor's probe point and the target's port
     (`DockingLatch.truth`; the kernel turns the second into the held latch)."""
     t = rows.target[s]
-    Qt = frames.Q[w, t]
-    arm = rotate(Qt, rows.target_arm[s])
-    pt = frames.com[w, t] + arm
-    vt = frames.v_com[w, t] + wp.cross(frames.omega[w, t], arm)
-    Q_port = Qt @ rows.target_rotation[s]
-    b = rows.body[s]
-    com = frames.com[w, b]
-    po = com + rotate(frames.Q[w, b], rows.mount_arm[s])
-    vo = frames.v_com[w, b] + wp.cross(frames.omega[w, b], po - com)
+    pt, vt = target_point(frames, w, t, rows.target_arm[s])
+    Q_port = frames.Q[w, t] @ rows.target_rotation[s]
+    po, vo = own_point(frames, w, rows.body[s], rows.mount_arm[s])
     Q_probe = body_rotation(rows, s, qpos, frames, w)
     if rows.mounted[s] != 0:
         Q_probe = Q_probe @ rows.mount[s]
@@ -169,10 +176,7 @@ def gnss_state(
 ) -> vec10d:
     """The sensor point's absolute ECI position (m) and velocity (m/s): the chief's plus the
     point's relative to it (`Gnss.truth`)."""
-    b = rows.body[s]
-    com = frames.com[w, b]
-    r = com + rotate(frames.Q[w, b], rows.mount_arm[s])
-    v = frames.v_com[w, b] + wp.cross(frames.omega[w, b], r - com)
+    r, v = own_point(frames, w, rows.body[s], rows.mount_arm[s])
     out = vec10d()
     for c in range(3):
         out[c] = f64(1.0e3) * R[c] + r[c]

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from orbitlab.quiet import wp  # Warp, started quietly
+from orbitlab.sim.kinematics import BodyFrames
 
 MODULE_OPTIONS = {"fuse_fp": False, "enable_backward": False}
 """Options of every generated term kernel (no contraction of a*b+c into one rounding)."""
@@ -51,6 +52,8 @@ def step_arrays_type(float_dtype) -> Any:
     * wheel_momentum: every reaction wheel's spin momentum, N m s, (N, wheels) float64;
     * sensors: the fused sensors' held values, (N, columns) float64
       (`SensorStage.held_columns` gives a sensor's columns; (N, 0) without fused sensors);
+    * frames: every body's rotation, COM and velocities in world axes (`BodyFrames`, a row
+      per world), current only for a term whose factory asked `TermBuild.frames()`;
     * step_dt: the env step, s.
     """
     if float_dtype not in _STEP_ARRAYS:
@@ -63,6 +66,7 @@ def step_arrays_type(float_dtype) -> Any:
             "term_state": wp.array2d(dtype=wp.float64),
             "wheel_momentum": wp.array2d(dtype=wp.float64),
             "sensors": wp.array2d(dtype=wp.float64),
+            "frames": BodyFrames,
             "step_dt": wp.float64,
         }
         name = f"StepArrays_{wp.types.type_repr(float_dtype)}"
@@ -87,6 +91,7 @@ def step_arrays(env: Any, term_state: torch.Tensor) -> Any:
     if held is None:  # no fused sensor: an empty array (no storage) keeps the struct's shape
         held = torch.zeros((env.num_envs, 0), dtype=torch.float64, device=env.device)
     s.sensors = wp.from_torch(held)
+    s.frames = env.scene.data.world_frames
     s.step_dt = wp.float64(env.step_dt)
     return s
 
@@ -131,6 +136,14 @@ class TermBuild:
     """The term's name in its manager, for messages."""
     columns: list[str] = dataclasses.field(default_factory=list)
     """Names of the `term_state` columns handed out so far (the manager's, in order)."""
+    uses_frames: bool = False
+    """Whether the term reads `s.frames` (set by `frames()`)."""
+
+    def frames(self) -> None:
+        """Ask for `s.frames` current when the term is evaluated: the manager makes the
+        scene's body frames current first (`SimView.frames()`, once per state, shared
+        with the sensors and the torch terms)."""
+        self.uses_frames = True
 
     def state(self, count: int = 1) -> int:
         """Reserve `count` columns of the manager's `term_state` (float64, zero at the

@@ -66,11 +66,14 @@ class KernelTerms:
     def _build_funcs(self) -> list[Any]:
         self.columns = []
         funcs = []
+        self.uses_frames = False
+        """Whether some term reads the body frames (made current before each launch)."""
         for name in self.names:
             cfg = self.terms[name]
             build = TermBuild(self.env, f"{self.where} '{name}'", self.columns)
             assert isinstance(cfg.func, KernelTerm)  # see kernel_names
             funcs.append(cfg.func.factory(build, **call_params(cfg, self.refs[name])))
+            self.uses_frames = self.uses_frames or build.uses_frames
         self._made_from = self._snapshot()
         return funcs
 
@@ -110,6 +113,8 @@ class KernelTerms:
                 )
             self._record(funcs)
         assert self._launch is not None
+        if self.uses_frames:
+            self.env.scene.view.frames()
         self._launch.launch()
 
     def close(self) -> None:

@@ -75,6 +75,8 @@ class FusedObservations:
                     self.distinct.setdefault(manager.plan(group, name).key, (group, name))
         self._kernel_terms: dict[tuple[int, str], tuple[Any, int]] = {}
         """Sharing key -> (Warp function, width) of each distinct kernel term."""
+        self._uses_frames = False
+        """Whether some kernel term reads the body frames (made current before its launch)."""
         for key, (group, name) in self.distinct.items():
             term_cfg = manager.groups[group].terms[name]
             if manager.is_kernel(group, name):
@@ -85,6 +87,7 @@ class FusedObservations:
                 if build.columns:
                     raise ValueError(f"{build.term}: an observation kernel term keeps no state")
                 self._kernel_terms[key] = (func, int(dim))
+                self._uses_frames = self._uses_frames or build.uses_frames
         self._spans: list[tuple[tuple[int, str], int, int]] = []
         """(sharing key, first raw column, end) of each distinct torch term; empty until
         built."""
@@ -201,7 +204,7 @@ class FusedObservations:
                     ) from None
                 cache[key] = columns
         if self._term_launch is not None:
-            self._term_launch.launch()
+            self._launch_terms()
             for key, first in self._kernel_first.items():
                 cache[key] = self.raw[:, first : first + self._kernel_terms[key][1]]
         if self._launch is not None:
@@ -214,10 +217,16 @@ class FusedObservations:
 
     def kernel_value(self, key: tuple[int, str]) -> torch.Tensor:
         """A kernel term's value now, float32 (num_envs, width) (a new tensor)."""
-        assert self._term_launch is not None  # built by the manager's first compute
-        self._term_launch.launch()
+        self._launch_terms()
         first = self._kernel_first[key]
         return self.raw[:, first : first + self._kernel_terms[key][1]].clone()
+
+    def _launch_terms(self) -> None:
+        """Evaluate every kernel term into its columns of `raw`."""
+        assert self._term_launch is not None  # built by the manager's first compute
+        if self._uses_frames:
+            self.manager.env.scene.view.frames()
+        self._term_launch.launch()
 
     def close(self) -> None:
         for launch in (self._launch, self._term_launch):

@@ -638,6 +638,12 @@ class OrbitData:
         self._frames_launch.launch()
         return self._world_frames
 
+    @property
+    def world_frames(self) -> BodyFrames:
+        """The arrays `body_frames()` fills, as last filled (no launch): for kernels that
+        read every body's frame after `SimView.frames()` made it current."""
+        return self._world_frames
+
     def hill_state(self, body: int | str) -> tuple[np.ndarray, np.ndarray]:
         """A body's COM position (m) and velocity (m/s) in its chief's rotating Hill frame.
 

@@ -56,6 +56,7 @@ from orbitlab.managers.action_manager import (
 )
 from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
+from orbitlab_tasks.docking import kernel_terms as dk
 from orbitlab_tasks.docking import mdp
 from orbitlab_tasks.docking.agent import (
     DockingNavCfg,
@@ -151,26 +152,26 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     """
     vel_err = {**GLIDESLOPE, "speed_fraction": SPEED_FRACTION}
     policy = {
-        "tip_position": _term(mdp.tip_position, chaser=CHASER, scale=0.1, clip=(-5.0, 5.0)),
-        "tip_velocity": _term(mdp.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
-        "attitude_error": _term(mdp.docking_attitude_error, chaser=CHASER, scale=10.0),
+        "tip_position": _term(dk.tip_position, chaser=CHASER, scale=0.1, clip=(-5.0, 5.0)),
+        "tip_velocity": _term(dk.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0)),
+        "attitude_error": _term(dk.docking_attitude_error, chaser=CHASER, scale=10.0),
         "gyro": _term(
             kt.sensor_value, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), sensor_cfg=GYRO
         ),
-        "latch": _term(mdp.latch_features, chaser=CHASER),
+        "latch": _term(dk.latch_features, chaser=CHASER),
         "last_action": _term(kt.last_action),
         # fine copies and the velocity error from the reference field (sensor-only)
         "tip_position_fine": _term(
-            mdp.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0)
+            dk.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0)
         ),
         "velocity_error": _term(
-            mdp.velocity_error, chaser=CHASER, scale=1.0 / 0.05, clip=(-10.0, 10.0), **vel_err
+            dk.velocity_error, chaser=CHASER, scale=1.0 / 0.05, clip=(-10.0, 10.0), **vel_err
         ),
         "velocity_error_fine": _term(
-            mdp.velocity_error, chaser=CHASER, scale=1.0 / 0.01, clip=(-1.0, 1.0), **vel_err
+            dk.velocity_error, chaser=CHASER, scale=1.0 / 0.01, clip=(-1.0, 1.0), **vel_err
         ),
         "velocity_error_body": _term(
-            mdp.velocity_error,
+            dk.velocity_error,
             chaser=CHASER,
             scale=1.0 / 0.05,
             clip=(-10.0, 10.0),
@@ -178,37 +179,37 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             **vel_err,
         ),
         "attitude_error_fine": _term(
-            mdp.docking_attitude_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-1.0, 1.0)
+            dk.docking_attitude_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-1.0, 1.0)
         ),
         "gyro_fine": _term(
             kt.sensor_value, scale=1.0 / (0.05 * DEG), clip=(-1.0, 1.0), sensor_cfg=GYRO
         ),
         "rate_error": _term(
-            mdp.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)
+            dk.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)
         ),
         "rate_error_fine": _term(
-            mdp.rate_error, chaser=CHASER, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)
+            dk.rate_error, chaser=CHASER, scale=1.0 / (0.1 * DEG), clip=(-1.0, 1.0)
         ),
     }
     critic = {
         **policy,
         "true_tip_position": _term(
-            mdp.tip_position, chaser=CHASER, scale=0.1, clip=(-5.0, 5.0), truth=True
+            dk.tip_position, chaser=CHASER, scale=0.1, clip=(-5.0, 5.0), truth=True
         ),
         "true_tip_velocity": _term(
-            mdp.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0), truth=True
+            dk.tip_velocity, chaser=CHASER, scale=1.0 / 0.3, clip=(-10.0, 10.0), truth=True
         ),
         "true_attitude_error": _term(
-            mdp.docking_attitude_error, chaser=CHASER, scale=10.0, truth=True
+            dk.docking_attitude_error, chaser=CHASER, scale=10.0, truth=True
         ),
         "true_rates": _term(
-            mdp.body_rates, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)
+            dk.body_rates, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0)
         ),
         "true_tip_position_fine": _term(
-            mdp.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0), truth=True
+            dk.tip_position, chaser=CHASER, scale=1.0 / 0.2, clip=(-1.0, 1.0), truth=True
         ),
         "true_velocity_error": _term(
-            mdp.velocity_error,
+            dk.velocity_error,
             chaser=CHASER,
             scale=1.0 / 0.05,
             clip=(-10.0, 10.0),
@@ -216,7 +217,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             **vel_err,
         ),
         "true_rate_error": _term(
-            mdp.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), truth=True
+            dk.rate_error, chaser=CHASER, scale=1.0 / (1.0 * DEG), clip=(-20.0, 20.0), truth=True
         ),
     }
     return ManagerBasedRLEnvCfg(
@@ -236,27 +237,27 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
         },
         rewards={
             "progress": RewardTermCfg(
-                func=mdp.progress, params={"chaser": CHASER, **GLIDESLOPE}, weight=1.0
+                func=dk.progress, params={"chaser": CHASER, **GLIDESLOPE}, weight=1.0
             ),
             "alignment": RewardTermCfg(
-                func=mdp.misalignment, params={"chaser": CHASER}, weight=-0.05
+                func=dk.misalignment, params={"chaser": CHASER}, weight=-0.05
             ),
             "overspeed": RewardTermCfg(
-                func=mdp.overspeed, params={"chaser": CHASER, **GLIDESLOPE}, weight=-2.0
+                func=dk.overspeed, params={"chaser": CHASER, **GLIDESLOPE}, weight=-2.0
             ),
             "fuel": RewardTermCfg(
                 func=mdp.thruster_force_sum, params={"actuator_cfg": RCS}, weight=-1.0e-3
             ),
             "velocity": RewardTermCfg(
-                func=mdp.velocity_tracking, params={"chaser": CHASER, **vel_err}, weight=-1.0
+                func=dk.velocity_tracking, params={"chaser": CHASER, **vel_err}, weight=-1.0
             ),
             "velocity_fine": RewardTermCfg(
-                func=mdp.velocity_tracking_kernel,
+                func=dk.velocity_tracking_kernel,
                 weight=-0.1,
                 params={"chaser": CHASER, "sigma_mps": 0.03, **vel_err},
             ),
             "approach": RewardTermCfg(
-                func=mdp.approach_progress,
+                func=dk.approach_progress,
                 weight=APPROACH_WEIGHT,
                 params={
                     "chaser": CHASER,
@@ -266,15 +267,15 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 },
             ),
             "attitude": RewardTermCfg(
-                func=mdp.attitude_kernel,
+                func=dk.attitude_kernel,
                 weight=-0.2,
                 params={"chaser": CHASER, "sigma_rad": 3.0 * DEG},
             ),
             "rates": RewardTermCfg(
-                func=mdp.rate_tracking, params={"chaser": CHASER}, weight=-0.02 / DEG
+                func=dk.rate_tracking, params={"chaser": CHASER}, weight=-0.02 / DEG
             ),
             "rates_fine": RewardTermCfg(
-                func=mdp.rate_tracking_kernel,
+                func=dk.rate_tracking_kernel,
                 weight=-0.2,
                 params={"chaser": CHASER, "sigma_rad_s": 0.2 * DEG},
             ),
@@ -297,7 +298,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
             "collision": TerminationTermCfg(
                 func=mdp.collision, params={"chaser": CHASER, "target": TARGET}
             ),
-            "corridor": TerminationTermCfg(func=mdp.left_corridor, params={"chaser": CHASER}),
+            "corridor": TerminationTermCfg(func=dk.left_corridor, params={"chaser": CHASER}),
         },
         events={
             "orbit": EventTermCfg(func=core.randomize_orbit, mode="reset"),

@@ -1,0 +1,139 @@
+"""Docking's kernel terms (`orbitlab_tasks.docking.kernel_terms`): an env built with them
+steps as the same env built with their torch twins (`orbitlab_tasks.docking.mdp`): the
+same flags, and observations, rewards and episode sums equal to float32 rounding (the
+kernels follow the torch terms' order of operations; torch's `vector_norm` may round a norm
+differently in its last bit). The docking states behind them (truth from the body frames,
+measured from the fused sensors) are checked against the torch states directly."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+import torch
+from kernel_twins import torch_twin
+
+from orbitlab.envs.gym import load_cfg
+from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+from orbitlab.fw.terms import KernelTerm
+from orbitlab_tasks import task_entry
+from orbitlab_tasks.docking import docking_env_cfg, mdp
+from orbitlab_tasks.docking import kernel_terms as dk
+
+NUM_ENVS = 32
+FLOAT32 = {"rtol": 2.5e-7, "atol": 1e-9}
+"""Two float32 ulps of the value (and a floor for values that are 0 in one env)."""
+
+
+def _env(task: str, twin: bool, **scene) -> ManagerBasedRLEnv:
+    cfg = load_cfg(task_entry(task).env_cfg, num_envs=NUM_ENVS)
+    if scene:
+        cfg = dataclasses.replace(cfg, scene=dataclasses.replace(cfg.scene, **scene))
+    return ManagerBasedRLEnv(torch_twin(cfg) if twin else cfg)
+
+
+def _close(a: Any, b: Any, where: str) -> None:
+    if isinstance(a, dict):
+        for key in a:
+            _close(a[key], b[key], f"{where}/{key}")
+        return
+    torch.testing.assert_close(a, b, **FLOAT32, msg=lambda m: f"{where}: {m}")
+
+
+def _rollout(envs: list[ManagerBasedRLEnv], steps: int) -> int:
+    """Step `envs` with the same random actions, comparing as the module says, with a
+    quarter of the worlds timed out every 9 steps (the potential restarts); returns how many
+    episodes ended."""
+    gen = torch.Generator().manual_seed(0)
+    obs = [env.reset(seed=7)[0] for env in envs]
+    _close(obs[0], obs[1], "reset")
+    ended = 0
+    for step in range(steps):
+        if step % 9 == 4:
+            for env in envs:
+                env.episode_length_buf[: NUM_ENVS // 4] = env.max_episode_length
+        action = 2 * torch.rand((NUM_ENVS, envs[0].action_manager.total_dim), generator=gen) - 1
+        outs = [env.step(action.clone()) for env in envs]
+        (o, r, te, tr, extras), other = outs[0], outs[1]
+        _close(o, other[0], f"step {step}")
+        _close(r, other[1], f"reward {step}")
+        assert torch.equal(te, other[2]) and torch.equal(tr, other[3]), step
+        if "final_obs" in extras:
+            _close(extras["final_obs"], other[4]["final_obs"], f"final {step}")
+        for name in envs[0].termination_manager.last:
+            a, b = (env.termination_manager.last[name] for env in envs)
+            assert torch.equal(a, b), (step, name)
+        for name in envs[0].reward_manager.episode_sums:
+            a, b = (env.reward_manager.episode_sums[name] for env in envs)
+            _close(a, b, f"sum {name} {step}")
+        ended += int((te | tr).sum())
+    return ended
+
+
+@pytest.mark.parametrize("task", ["Docking", "Docking-Velocity"])
+def test_docking_kernel_terms_step_as_their_torch_twins(task):
+    envs = [_env(task, twin) for twin in (False, True)]
+    try:
+        obs = envs[0].observation_manager
+        assert obs.is_kernel("policy", "velocity_error") and obs.is_kernel("critic", "true_rates")
+        assert not envs[1].observation_manager.is_kernel("policy", "velocity_error")
+        assert _rollout(envs, 40) >= NUM_ENVS  # forced time-outs, 8 worlds x 4
+    finally:
+        for env in envs:
+            env.close()
+
+
+def test_the_docking_states_of_the_kernel_equal_the_torch_states():
+    """Tip position, velocity and attitude error, true and measured, unscaled and unclipped,
+    after random steps (as float32, the observation kernel's output)."""
+    env = _env("Docking", False)
+    try:
+        env.reset(seed=11)
+        gen = torch.Generator().manual_seed(2)
+        for _ in range(6):
+            env.step(2 * torch.rand((NUM_ENVS, env.action_manager.total_dim), generator=gen) - 1)
+        chaser = docking_env_cfg.CHASER.resolve(env.scene)
+        for truth in (True, False):
+            state = mdp.state_of(env, chaser, truth)
+            for name, key in (("tip_position", "pos"), ("tip_velocity", "vel")):
+                term = getattr(dk, name)
+                value = _kernel_value(env, term, chaser=chaser, truth=truth)
+                torch.testing.assert_close(value, state[key].float(), **FLOAT32)
+            value = _kernel_value(env, dk.docking_attitude_error, chaser=chaser, truth=truth)
+            reference = mdp.docking_attitude_error(env, chaser, truth)
+            torch.testing.assert_close(value, reference.float(), **FLOAT32)
+    finally:
+        env.close()
+
+
+def _kernel_value(env: ManagerBasedRLEnv, term: KernelTerm, **params) -> torch.Tensor:
+    """A kernel observation term's value in every world (float32), by a one-term kernel."""
+    from orbitlab.fw.terms import TermBuild, make_observation_term_kernel, step_arrays
+    from orbitlab.quiet import wp
+    from orbitlab.sim.launch import WorldLaunch
+
+    build = TermBuild(env, "test term")
+    func, dim = term.factory(build, **params)
+    out = torch.zeros((env.num_envs, dim), dtype=torch.float32)
+    arrays = step_arrays(env, torch.zeros((env.num_envs, 0), dtype=torch.float64))
+    kernel = make_observation_term_kernel([func], [dim], [0], arrays.qpos.dtype)
+    env.scene.view.frames()
+    launch = WorldLaunch(kernel, env.num_envs, [arrays, wp.from_torch(out)], "cpu")
+    launch.launch()
+    launch.close()
+    return out
+
+
+def test_measured_terms_run_as_their_twins_without_fused_sensors():
+    """Under `fused_sensors=False` the sensor-based terms run as their torch twins; the
+    truth-based ones stay in the kernel; the env steps as the torch twins' env."""
+    envs = [_env("Docking", twin, fused_sensors=False) for twin in (False, True)]
+    try:
+        obs = envs[0].observation_manager
+        assert not obs.is_kernel("policy", "velocity_error")
+        assert obs.is_kernel("critic", "true_velocity_error")
+        _rollout(envs, 8)
+    finally:
+        for env in envs:
+            env.close()
