@@ -14,9 +14,10 @@ world, against a tensor cache that a captured step could not refresh.
   kernel's arrays (`SceneCfg.fused_sensors=False`, or latency) the term runs as its torch
   twin.
 
-The math follows the torch terms' order of operations; torch's `vector_norm` may round a
-norm differently in its last bit (it accumulates with fused multiply-adds), so values agree
-with the twins to rounding (tested), not bit for bit.
+The math follows the torch terms' order of operations: Docking's rollouts (observations,
+rewards, flags) are bit for bit those of the torch terms on the rollouts checked, but torch's
+`vector_norm` may round a norm differently in its last bit (it accumulates with fused
+multiply-adds), so the tests compare to float32 rounding.
 """
 
 # No `from __future__ import annotations` here: Warp reads the functions' annotations as
