@@ -76,6 +76,14 @@ def approach_speed_limit(
 
 
 @wp.func
+def closing_speed(st: Any, range_m: wp.float64) -> wp.float64:
+    """-d|pos|/dt = -(pos . vel) / |pos| of a docking state whose range is `range_m`, m/s
+    (`range_and_closing_speed`)."""
+    dot = st.pos[0] * st.vel[0] + st.pos[1] * st.vel[1] + st.pos[2] * st.vel[2]
+    return -dot / wp.max(range_m, f64(1.0e-6))
+
+
+@wp.func
 def error_quaternion(body_to_port: wp.mat33d) -> wp.vec4d:
     """`mdp.error_quaternion_from`: the rotation away from the docking attitude."""
     return quat_from_matrix(wp.transpose(_DOCKING_ROTATION) @ body_to_port)
@@ -289,30 +297,30 @@ def _gyro(build, chaser):
 
 
 # --------------------------------------------------------------- observations
-@kernel_term(twin=mdp.tip_position)
-def tip_position(build: TermBuild, chaser: SceneEntityCfg, truth: bool = False):
-    """Probe tip relative to the port, port axes, m (`mdp.tip_position`)."""
+def _tip(build: TermBuild, chaser: SceneEntityCfg, truth: bool, velocity: bool):
+    """The probe tip's position or (`velocity`) velocity relative to the port, port axes."""
     state = _state(build, chaser, truth)
 
     @wp.func
     def f(w: int, s: Any) -> wp.vec3d:
         st = state(w, s)
+        if wp.static(velocity):
+            return st.vel
         return st.pos
 
     return f, 3
 
 
+@kernel_term(twin=mdp.tip_position)
+def tip_position(build: TermBuild, chaser: SceneEntityCfg, truth: bool = False):
+    """Probe tip relative to the port, port axes, m (`mdp.tip_position`)."""
+    return _tip(build, chaser, truth, velocity=False)
+
+
 @kernel_term(twin=mdp.tip_velocity)
 def tip_velocity(build: TermBuild, chaser: SceneEntityCfg, truth: bool = False):
     """Probe tip velocity relative to the port, port axes, m/s (`mdp.tip_velocity`)."""
-    state = _state(build, chaser, truth)
-
-    @wp.func
-    def f(w: int, s: Any) -> wp.vec3d:
-        st = state(w, s)
-        return st.vel
-
-    return f, 3
+    return _tip(build, chaser, truth, velocity=True)
 
 
 @kernel_term(twin=mdp.docking_attitude_error)
@@ -402,10 +410,7 @@ def progress(
     def f(w: int, s: Any) -> wp.float64:
         st = truth(w, s)
         rng = norm3(st.pos)
-        closing = -(st.pos[0] * st.vel[0] + st.pos[1] * st.vel[1] + st.pos[2] * st.vel[2]) / wp.max(
-            rng, f64(1.0e-6)
-        )
-        return wp.min(closing, approach_speed_limit(rng, final, top, tau))
+        return wp.min(closing_speed(st, rng), approach_speed_limit(rng, final, top, tau))
 
     return f
 
@@ -497,9 +502,7 @@ def approach_progress(
             rate = (phi - s.term_state[w, col]) / s.step_dt
         s.term_state[w, col] = phi
         if wp.static(glide):
-            closing = -(
-                st.pos[0] * st.vel[0] + st.pos[1] * st.vel[1] + st.pos[2] * st.vel[2]
-            ) / wp.max(rng, f64(1.0e-6))
+            closing = closing_speed(st, rng)
             limit = approach_speed_limit(rng, final, top, tau)
             rate = rate - phi * wp.max(closing - limit, f64(0.0)) / range_scale
         return rate
