@@ -137,3 +137,41 @@ def test_measured_terms_run_as_their_twins_without_fused_sensors():
     finally:
         for env in envs:
             env.close()
+
+
+def test_captures_impacts_and_collisions_flag_as_the_torch_terms():
+    """Probes started 0.2-0.3 m out, up to 0.35 m off the port axis, flying at the port at
+    0.02-0.4 m/s: soft captures, a hard impact and collisions, with the same flags and
+    rewards (the termination impulses and the fuel term included) as the torch terms."""
+    n = NUM_ENVS
+    speed = torch.linspace(0.02, 0.4, n, dtype=torch.float64)[:, None]
+    envs = []
+    for twin in (False, True):
+        cfg = load_cfg(task_entry("Docking").env_cfg, num_envs=n)
+        cfg.curriculum = {}
+        cfg.events["chaser"].params.update(
+            range_m=(0.2, 0.3), max_lateral_m=0.35, max_lateral_per_range=None, max_speed_mps=0.0
+        )
+        envs.append(ManagerBasedRLEnv(torch_twin(cfg) if twin else cfg))
+    try:
+        assert envs[0].termination_manager.kernel_flags is not None
+        assert not envs[1].termination_manager.kernel_flag_columns
+        for env in envs:
+            env.reset(seed=4)
+            chaser = docking_env_cfg.CHASER.resolve(env.scene)
+            port_z = chaser.sensors["latch"].target_point()[2][:, :, 2]
+            chaser.handle.set_root_state(torch.arange(n), lin_vel_mps=-speed * port_z)
+        ends = dict.fromkeys(envs[0].termination_manager.last, 0)
+        gen = torch.Generator().manual_seed(1)
+        for step in range(40):
+            action = 0.2 * torch.rand((n, envs[0].action_manager.total_dim), generator=gen)
+            outs = [env.step(action.clone()) for env in envs]
+            assert torch.equal(outs[0][1], outs[1][1]), step
+            for name in ends:
+                a, b = (env.termination_manager.last[name] for env in envs)
+                assert torch.equal(a, b), (step, name)
+                ends[name] += int(a.sum())
+        assert ends["success"] and ends["impact"] and ends["collision"], ends
+    finally:
+        for env in envs:
+            env.close()

@@ -175,7 +175,7 @@ def test_approach_shaping_takes_back_the_gain_of_closing_faster_than_the_glidesl
     env.scene.entities["chaser"].set_root_state(
         torch.arange(2), lin_vel_mps=-speeds[:, None] * port_axes[:, :, 2]
     )
-    params = dict(env.cfg.rewards["approach"].params)
+    params = {**env.cfg.rewards["approach"].params, "chaser": c}
     glide = {k: params.pop(k) for k in ("final_mps", "max_mps", "time_constant_s")}
     capped = mdp.approach_progress(env.cfg.rewards["approach"], env)
     plain = mdp.approach_progress(env.cfg.rewards["approach"], env)

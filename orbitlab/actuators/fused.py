@@ -89,8 +89,17 @@ class ActuatorStage:
         self.others = [g for g in groups.values() if not any(g is f for f in chosen)]
         self.ctx = ctx
         self._launch: WorldLaunch | None = None
+        self.commands: torch.Tensor | None = None
+        """Every fused group's held command, column after column, (N, elements) float64
+        (None without fused groups); `command_columns` gives a group's columns."""
+        self._command_columns: dict[int, tuple[int, int]] = {}
         if chosen:
             self._build(chosen)
+
+    def command_columns(self, group: ActuatorGroup) -> tuple[int, int] | None:
+        """(first, end) columns of `commands` that are `group.command` (a fused group);
+        None for any other group (its command is its own tensor)."""
+        return self._command_columns.get(id(group))
 
     def apply(self) -> None:
         """One physics step of every group: commands through their models into the physics."""
@@ -139,6 +148,10 @@ class ActuatorStage:
                 phase[:, g].copy_(group.phase)
                 group.phase = phase[:, g]
         self._shared, self._phase = shared, phase  # kept alive for the launch
+        self.commands = shared["command"]
+        self._command_columns = {
+            id(group): (int(c), int(c) + group.num) for group, c in zip(groups, first, strict=True)
+        }
         arrays = ActuatorArrays()
         for name, array in shared.items():
             setattr(arrays, name, wp.from_torch(array))

@@ -54,6 +54,12 @@ def step_arrays_type(float_dtype) -> Any:
       (`SensorStage.held_columns` gives a sensor's columns; (N, 0) without fused sensors);
     * frames: every body's rotation, COM and velocities in world axes (`BodyFrames`, a row
       per world), current only for a term whose factory asked `TermBuild.frames()`;
+    * commands: the fused actuator groups' held commands, (N, elements) float64
+      (`ActuatorStage.command_columns` gives a group's columns; (N, 0) without fused groups);
+    * qfrc_constraint: MuJoCo's constraint forces, (N, nv), for a manager one of whose terms
+      asked `TermBuild.constraint_forces()` (else (N, 0));
+    * termination_flags: the termination manager's kernel terms' flags of this step,
+      (N, terms) (`TerminationManager.kernel_flag_columns`; (N, 0) before it exists);
     * step_dt: the env step, s.
     """
     if float_dtype not in _STEP_ARRAYS:
@@ -67,6 +73,9 @@ def step_arrays_type(float_dtype) -> Any:
             "wheel_momentum": wp.array2d(dtype=wp.float64),
             "sensors": wp.array2d(dtype=wp.float64),
             "frames": BodyFrames,
+            "commands": wp.array2d(dtype=wp.float64),
+            "qfrc_constraint": wp.array2d(dtype=float_dtype),
+            "termination_flags": wp.array2d(dtype=wp.bool),
             "step_dt": wp.float64,
         }
         name = f"StepArrays_{wp.types.type_repr(float_dtype)}"
@@ -75,10 +84,15 @@ def step_arrays_type(float_dtype) -> Any:
     return _STEP_ARRAYS[float_dtype]
 
 
-def step_arrays(env: Any, term_state: torch.Tensor) -> Any:
+def step_arrays(env: Any, term_state: torch.Tensor, constraint_forces: bool = False) -> Any:
     """The env's `StepArrays`: Warp views of its persistent buffers (no copy; they stay
-    valid as long as the env keeps those buffers, which it writes in place)."""
+    valid as long as the env keeps those buffers, which it writes in place).
+    `constraint_forces`: bind MuJoCo's `qfrc_constraint` (else an empty array)."""
     view = env.scene.view
+
+    def empty(dtype=torch.float64) -> torch.Tensor:  # no storage: keeps the struct's shape
+        return torch.zeros((env.num_envs, 0), dtype=dtype, device=env.device)
+
     qpos, qvel = view.array("qpos"), view.array("qvel")
     s = step_arrays_type(wp.dtype_from_torch(qpos.dtype))()
     s.qpos, s.qvel = wp.from_torch(qpos), wp.from_torch(qvel)
@@ -88,10 +102,16 @@ def step_arrays(env: Any, term_state: torch.Tensor) -> Any:
     s.term_state = wp.from_torch(term_state)
     s.wheel_momentum = wp.from_torch(view.array("wheel_momentum"))
     held = env.scene.sensor_stage.held_values
-    if held is None:  # no fused sensor: an empty array (no storage) keeps the struct's shape
-        held = torch.zeros((env.num_envs, 0), dtype=torch.float64, device=env.device)
-    s.sensors = wp.from_torch(held)
+    s.sensors = wp.from_torch(empty() if held is None else held)
     s.frames = env.scene.data.world_frames
+    commands = env.scene.actuator_stage.commands
+    s.commands = wp.from_torch(empty() if commands is None else commands)
+    s.qfrc_constraint = wp.from_torch(
+        view.array("qfrc_constraint") if constraint_forces else empty(qpos.dtype)
+    )
+    terminations = getattr(env, "termination_manager", None)
+    flags = None if terminations is None else terminations.kernel_flags
+    s.termination_flags = wp.from_torch(empty(torch.bool) if flags is None else flags)
     s.step_dt = wp.float64(env.step_dt)
     return s
 
@@ -144,6 +164,14 @@ class TermBuild:
         scene's body frames current first (`SimView.frames()`, once per state, shared
         with the sensors and the torch terms)."""
         self.uses_frames = True
+
+    uses_constraint_forces: bool = False
+    """Whether the term reads `s.qfrc_constraint` (set by `constraint_forces()`)."""
+
+    def constraint_forces(self) -> None:
+        """Ask for `s.qfrc_constraint`, MuJoCo's constraint forces of the last physics step
+        (bound for the manager's kernel; an output field exact-state capture then carries)."""
+        self.uses_constraint_forces = True
 
     def state(self, count: int = 1) -> int:
         """Reserve `count` columns of the manager's `term_state` (float64, zero at the

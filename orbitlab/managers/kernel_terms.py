@@ -10,13 +10,14 @@ no host read) and the kernel is made again for the new values.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from orbitlab.fw.terms import KernelTerm, TermBuild, step_arrays
-from orbitlab.managers.base import call_params
+from orbitlab.fw.terms import KernelTerm, KernelUnavailable, TermBuild, step_arrays
+from orbitlab.managers.base import call_params, resolve_term
 from orbitlab.managers.terms import TermCfg
 from orbitlab.sim.launch import WorldLaunch
 
@@ -24,9 +25,23 @@ if TYPE_CHECKING:
     from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
 
 
-def kernel_names(terms: Mapping[str, TermCfg]) -> list[str]:
-    """The names of the terms whose func is a `KernelTerm`, in config order."""
-    return [n for n, t in terms.items() if isinstance(t.func, KernelTerm)]
+def kernel_names(funcs: Mapping[str, Any]) -> list[str]:
+    """The names of the terms resolved to a `KernelTerm` (`kernel_or_twin`), in order."""
+    return [n for n, f in funcs.items() if isinstance(f, KernelTerm)]
+
+
+def kernel_or_twin(where: str, cfg: TermCfg, refs: dict[str, Any], env: Any, func: Any) -> Any:
+    """`func` (a term as `resolve_term` resolved it), or, for a kernel term whose inputs this
+    env keeps in torch (its factory raises `KernelUnavailable`: e.g. a sensor outside the
+    fused sensor kernel) and that declares a torch twin (`KernelTerm.twin`), the twin
+    resolved as a torch term (a term class instantiated). `where` names the term."""
+    if not (isinstance(func, KernelTerm) and func.twin is not None):
+        return func
+    try:
+        func.factory(TermBuild(env, where), **call_params(cfg, refs))
+    except KernelUnavailable:
+        return resolve_term(where, dataclasses.replace(cfg, func=func.twin), env)
+    return func
 
 
 class KernelTerms:
@@ -68,19 +83,24 @@ class KernelTerms:
         funcs = []
         self.uses_frames = False
         """Whether some term reads the body frames (made current before each launch)."""
+        self.uses_constraint_forces = False
+        """Whether some term reads MuJoCo's constraint forces (bound for the kernel)."""
         for name in self.names:
             cfg = self.terms[name]
             build = TermBuild(self.env, f"{self.where} '{name}'", self.columns)
             assert isinstance(cfg.func, KernelTerm)  # see kernel_names
             funcs.append(cfg.func.factory(build, **call_params(cfg, self.refs[name])))
             self.uses_frames = self.uses_frames or build.uses_frames
+            self.uses_constraint_forces = self.uses_constraint_forces or (
+                build.uses_constraint_forces
+            )
         self._made_from = self._snapshot()
         return funcs
 
     def _record(self, funcs: list[Any]) -> None:
         if self._launch is not None:
             self._launch.close()
-        self.step_arrays = step_arrays(self.env, self.term_state)
+        self.step_arrays = step_arrays(self.env, self.term_state, self.uses_constraint_forces)
         kernel = self._make_kernel(funcs, self.step_arrays.qpos.dtype)
         data = self.env.scene.data
         self._launch = WorldLaunch(

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from orbitlab.fw.terms import KernelTerm, KernelUnavailable, TermBuild
+from orbitlab.fw.terms import KernelTerm
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
+from orbitlab.managers.kernel_terms import kernel_or_twin
 from orbitlab.managers.observation_pipeline import FusedObservations, fusable, snapshot
 from orbitlab.managers.terms import ObservationGroupCfg, ObservationTermCfg
 from orbitlab.seeding import stream_seed
@@ -54,13 +55,10 @@ class ObservationManager(Stateful):
         }
         for g, cfg in groups.items():  # a kernel term whose inputs this env keeps in torch
             for n, t in cfg.terms.items():  # runs as its torch twin (KernelTerm.twin)
-                func = self._funcs[g][n]
-                if isinstance(func, KernelTerm) and func.twin is not None:
-                    build = TermBuild(env, f"observation term '{g}/{n}'")
-                    try:
-                        func.factory(build, **call_params(t, self._refs[g][n]))
-                    except KernelUnavailable:
-                        self._funcs[g][n] = func.twin
+                where = f"observation term '{g}/{n}'"
+                self._funcs[g][n] = kernel_or_twin(
+                    where, t, self._refs[g][n], env, self._funcs[g][n]
+                )
         self._plans: dict[str, dict[str, _TermPlan]] = {g: {} for g in groups}
         for g, cfg in groups.items():
             for n in cfg.terms:

@@ -77,6 +77,8 @@ class FusedObservations:
         """Sharing key -> (Warp function, width) of each distinct kernel term."""
         self._uses_frames = False
         """Whether some kernel term reads the body frames (made current before its launch)."""
+        self._uses_constraint_forces = False
+        """Whether some kernel term reads MuJoCo's constraint forces (bound for the kernel)."""
         for key, (group, name) in self.distinct.items():
             term_cfg = manager.groups[group].terms[name]
             if manager.is_kernel(group, name):
@@ -88,6 +90,9 @@ class FusedObservations:
                     raise ValueError(f"{build.term}: an observation kernel term keeps no state")
                 self._kernel_terms[key] = (func, int(dim))
                 self._uses_frames = self._uses_frames or build.uses_frames
+                self._uses_constraint_forces = self._uses_constraint_forces or (
+                    build.uses_constraint_forces
+                )
         self._spans: list[tuple[tuple[int, str], int, int]] = []
         """(sharing key, first raw column, end) of each distinct torch term; empty until
         built."""
@@ -159,7 +164,7 @@ class FusedObservations:
             keys = list(self._kernel_terms)
             self._kernel_first = {key: first[key] for key in keys}
             no_state = torch.zeros((n, 0), dtype=torch.float64, device=device)  # none kept
-            self._step_arrays = step_arrays(env, no_state)
+            self._step_arrays = step_arrays(env, no_state, self._uses_constraint_forces)
             kernel = make_observation_term_kernel(
                 [self._kernel_terms[k][0] for k in keys],
                 [self._kernel_terms[k][1] for k in keys],

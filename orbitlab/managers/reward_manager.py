@@ -12,7 +12,7 @@ import torch
 
 from orbitlab.fw.terms import make_reward_kernel
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
-from orbitlab.managers.kernel_terms import KernelTerms, kernel_names
+from orbitlab.managers.kernel_terms import KernelTerms, kernel_names, kernel_or_twin
 from orbitlab.managers.terms import RewardTermCfg
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.stateful import Stateful
@@ -30,6 +30,10 @@ class RewardManager(Stateful):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
         self._refs = {n: resolve_refs(f"reward term '{n}'", t, env) for n, t in terms.items()}
+        self._funcs = {
+            n: kernel_or_twin(f"reward term '{n}'", t, self._refs[n], env, self._funcs[n])
+            for n, t in terms.items()
+        }
         n = env.num_envs
         self._sums = torch.zeros((n, len(terms)), device=env.device)
         self.episode_sums = {name: self._sums[:, i] for i, name in enumerate(terms)}
@@ -37,7 +41,7 @@ class RewardManager(Stateful):
         self.reward = torch.zeros(n, device=env.device)
         self.term_state: torch.Tensor | None = None
         """The stateful kernel terms' per-world state (None without kernel terms)."""
-        names = kernel_names(terms)
+        names = kernel_names(self._funcs)
         self._kernel: KernelTerms | None = None
         self._kernel_column: dict[str, int] = {}
         if names:

@@ -12,7 +12,7 @@ import torch
 
 from orbitlab.fw.terms import make_termination_kernel
 from orbitlab.managers.base import call_params, resolve_refs, resolve_term, term_table
-from orbitlab.managers.kernel_terms import KernelTerms, kernel_names
+from orbitlab.managers.kernel_terms import KernelTerms, kernel_names, kernel_or_twin
 from orbitlab.managers.terms import TerminationTermCfg
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab.stateful import Stateful
@@ -30,6 +30,10 @@ class TerminationManager(Stateful):
         self.env, self.terms = env, terms
         self._funcs = {n: resolve_term(n, t, env) for n, t in terms.items()}
         self._refs = {n: resolve_refs(f"termination term '{n}'", t, env) for n, t in terms.items()}
+        self._funcs = {
+            n: kernel_or_twin(f"termination term '{n}'", t, self._refs[n], env, self._funcs[n])
+            for n, t in terms.items()
+        }
         n = env.num_envs
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=env.device)
@@ -39,7 +43,7 @@ class TerminationManager(Stateful):
         output, overwritten at the next step)."""
         self.term_state: torch.Tensor | None = None
         """The stateful kernel terms' per-world state (None without kernel terms)."""
-        names = kernel_names(terms)
+        names = kernel_names(self._funcs)
         self._kernel: KernelTerms | None = None
         self._kernel_names = set(names)
         if names:
@@ -57,6 +61,17 @@ class TerminationManager(Stateful):
                 self._outputs,
             )
             self.term_state = self._kernel.term_state
+
+    @property
+    def kernel_flags(self) -> torch.Tensor | None:
+        """The kernel terms' flags of the last step, (N, kernel terms) bool (None without
+        kernel terms): column `kernel_flag_columns[name]` is `last[name]`."""
+        return self._flags if self._kernel is not None else None
+
+    @property
+    def kernel_flag_columns(self) -> dict[str, int]:
+        """Each kernel term's column of `kernel_flags`."""
+        return {name: i for i, name in enumerate(self._kernel.names)} if self._kernel else {}
 
     def _outputs(self, kernel: KernelTerms) -> list:
         """The termination kernel's arguments after its `StepArrays`."""

@@ -246,7 +246,7 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 func=dk.overspeed, params={"chaser": CHASER, **GLIDESLOPE}, weight=-2.0
             ),
             "fuel": RewardTermCfg(
-                func=mdp.thruster_force_sum, params={"actuator_cfg": RCS}, weight=-1.0e-3
+                func=dk.thruster_force_sum, params={"actuator_cfg": RCS}, weight=-1.0e-3
             ),
             "velocity": RewardTermCfg(
                 func=dk.velocity_tracking, params={"chaser": CHASER, **vel_err}, weight=-1.0
@@ -280,23 +280,19 @@ def env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
                 params={"chaser": CHASER, "sigma_rad_s": 0.2 * DEG},
             ),
             "success": RewardTermCfg(
-                func=mdp.termination_impulse, params={"terms": ("success",)}, weight=20.0
+                func=dk.termination_impulse, params={"terms": ("success",)}, weight=20.0
             ),
             "failure": RewardTermCfg(
-                func=mdp.termination_impulse,
+                func=dk.termination_impulse,
                 params={"terms": ("collision", "corridor", "impact")},
                 weight=-20.0,
             ),
         },
         terminations={
-            "success": TerminationTermCfg(
-                func=mdp.capture, params={"chaser": CHASER, "soft": True}
-            ),
-            "impact": TerminationTermCfg(
-                func=mdp.capture, params={"chaser": CHASER, "soft": False}
-            ),
+            "success": TerminationTermCfg(func=dk.capture, params={"chaser": CHASER, "soft": True}),
+            "impact": TerminationTermCfg(func=dk.capture, params={"chaser": CHASER, "soft": False}),
             "collision": TerminationTermCfg(
-                func=mdp.collision, params={"chaser": CHASER, "target": TARGET}
+                func=dk.collision, params={"chaser": CHASER, "target": TARGET}
             ),
             "corridor": TerminationTermCfg(func=dk.left_corridor, params={"chaser": CHASER}),
         },

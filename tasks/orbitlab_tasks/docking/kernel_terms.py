@@ -14,10 +14,11 @@ world, against a tensor cache that a captured step could not refresh.
   kernel's arrays (`SceneCfg.fused_sensors=False`, or latency) the term runs as its torch
   twin.
 
-The math follows the torch terms' order of operations: Docking's rollouts (observations,
-rewards, flags) are bit for bit those of the torch terms on the rollouts checked, but torch's
-`vector_norm` may round a norm differently in its last bit (it accumulates with fused
-multiply-adds), so the tests compare to float32 rounding.
+The math follows the torch terms' order of operations: rewards and flags are bit for bit
+those of the torch terms on the rollouts checked (whole baseline episodes with captures), but
+torch's `vector_norm` may round a norm differently in its last bit (it accumulates with fused
+multiply-adds), so an observation may differ by one float32 ulp, and the tests compare to
+float32 rounding.
 """
 
 # No `from __future__ import annotations` here: Warp reads the functions' annotations as
@@ -25,6 +26,8 @@ multiply-adds), so the tests compare to float32 rounding.
 
 import math
 from typing import Any
+
+import numpy as np
 
 from orbitlab.envs.mdp.kernel_terms import root_dof, root_rate, vector_type
 from orbitlab.fw.quat import (
@@ -550,7 +553,120 @@ def rate_tracking_kernel(build: TermBuild, chaser: SceneEntityCfg, sigma_rad_s: 
     return f
 
 
+@kernel_term(twin=mdp.thruster_force_sum)
+def thruster_force_sum(build: TermBuild, actuator_cfg: SceneEntityCfg):
+    """Sum of a thruster group's commanded forces, N (`mdp.thruster_force_sum`; summed in
+    order, where torch's row sum may round differently in the last bit)."""
+    group = actuator_cfg.actuator
+    columns = build.env.scene.actuator_stage.command_columns(group)
+    if columns is None:
+        raise KernelUnavailable(
+            f"{build.term}: actuator group {actuator_cfg.actuator_names[0]!r} is not a fused "
+            "group (its command is not in the kernel's arrays)"
+        )
+    first, count = columns[0], columns[1] - columns[0]
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.float64:
+        total = f64(0.0)
+        for i in range(wp.static(count)):
+            total = total + s.commands[w, first + i]
+        return total
+
+    return f
+
+
+@kernel_term(twin=mdp.termination_impulse)
+def termination_impulse(build: TermBuild, terms: tuple[str, ...]):
+    """1 / step_dt (float32) when any of the named terminations fired this step
+    (`mdp.termination_impulse`); the named terms must be termination kernel terms."""
+    manager = getattr(build.env, "termination_manager", None)
+    known = {} if manager is None else manager.kernel_flag_columns
+    missing = [name for name in terms if name not in known]
+    if missing:
+        raise KernelUnavailable(
+            f"{build.term}: terminations {missing} are not termination kernel terms (their "
+            "flags are not in the kernel's arrays)"
+        )
+    columns = [known[name] for name in terms]
+    impulse = f64(float(np.float32(1.0) / np.float32(build.env.step_dt)))
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.float64:
+        fired = False
+        for i in range(wp.static(len(columns))):
+            fired = fired or s.termination_flags[w, wp.static(columns[i])]
+        if fired:
+            return impulse
+        return f64(0.0)
+
+    return f
+
+
 # ---------------------------------------------------------------- terminations
+@kernel_term(twin=mdp.capture)
+def capture(build: TermBuild, chaser: SceneEntityCfg, soft: bool = True, window_steps: int = 3):
+    """The latch has closed, softly (`soft`: the closing speed along the port axis was
+    within the latch's limit at the last `window_steps` env steps) or not (`mdp.capture`);
+    keeps those closing speeds in `window_steps` `term_state` columns. Needs the latch
+    sampled at every physics step (its held reading is then its closed flag)."""
+    truth = _truth(build, chaser)
+    latch = chaser.sensors["latch"]
+    first = _columns(build, chaser, "latch")
+    if latch.period_steps != 1:
+        raise KernelUnavailable(
+            f"{build.term}: the latch of '{chaser.name}' is sampled every "
+            f"{latch.period_steps} physics steps (its reading is not its closed flag)"
+        )
+    window = int(window_steps)
+    col, limit = build.state(window), f64(latch.cfg.max_closing_speed_mps)
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.bool:
+        closing = -truth(w, s).vel[2]
+        fresh = s.episode_length[w] <= wp.int64(1)
+        worst = closing
+        for i in range(wp.static(window)):
+            value = closing
+            if i < wp.static(window - 1) and not fresh:
+                value = s.term_state[w, col + i + 1]
+            s.term_state[w, col + i] = value
+            worst = wp.max(worst, value)
+        gentle = worst <= limit
+        latched = s.sensors[w, first + 1] != f64(0.0)
+        if wp.static(soft):
+            return latched and gentle
+        return latched and not gentle
+
+    return f
+
+
+@kernel_term(twin=mdp.collision)
+def collision(
+    build: TermBuild, chaser: SceneEntityCfg, target: SceneEntityCfg, threshold: float = 1e-6
+):
+    """Chaser-target contact (a constraint force on the target's free joint) while the probe
+    tip is not inside the port's funnel (`mdp.collision`, with `mdp.in_port`'s defaults)."""
+    truth = _truth(build, chaser)
+    build.constraint_forces()
+    dof, limit = int(target.handle.dof_adr), f64(threshold)
+    throat, mouth, slope, margin = 0.08, 0.30, 0.733, 0.05  # mdp.in_port's defaults
+    near, far = f64(-margin), f64(mouth + margin)
+
+    @wp.func
+    def f(w: int, s: Any) -> wp.bool:
+        force = f64(0.0)
+        for i in range(6):
+            force = wp.max(force, wp.abs(f64(s.qfrc_constraint[w, dof + i])))
+        st = truth(w, s)
+        along = st.pos[2]
+        width = f64(throat) + f64(slope) * wp.clamp(along, f64(0.0), f64(mouth))
+        inside = along >= near and along <= far and lateral(st.pos) <= width + f64(margin)
+        return force > limit and not inside
+
+    return f
+
+
 @kernel_term(twin=mdp.left_corridor)
 def left_corridor(
     build: TermBuild,
@@ -581,6 +697,8 @@ __all__ = [
     "approach_progress",
     "attitude_kernel",
     "body_rates",
+    "capture",
+    "collision",
     "docking_attitude_error",
     "latch_features",
     "left_corridor",
@@ -590,6 +708,8 @@ __all__ = [
     "rate_error",
     "rate_tracking",
     "rate_tracking_kernel",
+    "termination_impulse",
+    "thruster_force_sum",
     "tip_position",
     "tip_velocity",
     "velocity_error",
