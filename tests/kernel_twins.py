@@ -77,3 +77,62 @@ def torch_twin(cfg, keep: tuple[str, ...] = ()):
         }
         cfg.observations[group] = dataclasses.replace(group_cfg, terms=terms)
     return cfg
+
+
+# ------------------------------------------------ comparing an env with its twin
+NUM_ENVS = 32
+"""Worlds of the twin-comparison rollouts."""
+FLOAT32 = {"rtol": 2.5e-7, "atol": 1e-9}
+"""Two float32 ulps of the value (and a floor for values that are 0 in one env)."""
+
+
+def twin_env(task: str, twin: bool, **scene):
+    """`task`'s policy env at `NUM_ENVS` worlds, with its kernel terms or (`twin`) their
+    torch twins; `scene`: `SceneCfg` fields to change."""
+    from orbitlab.envs.gym import load_cfg
+    from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
+    from orbitlab_tasks import task_entry
+
+    cfg = load_cfg(task_entry(task).env_cfg, num_envs=NUM_ENVS)
+    if scene:
+        cfg = dataclasses.replace(cfg, scene=dataclasses.replace(cfg.scene, **scene))
+    return ManagerBasedRLEnv(torch_twin(cfg) if twin else cfg)
+
+
+def assert_close32(a, b, where: str) -> None:
+    """Tensors (or dicts of them) equal to float32 rounding (`FLOAT32`)."""
+    if isinstance(a, dict):
+        for key in a:
+            assert_close32(a[key], b[key], f"{where}/{key}")
+        return
+    torch.testing.assert_close(a, b, **FLOAT32, msg=lambda m: f"{where}: {m}")
+
+
+def compare_rollout(envs, steps: int) -> int:
+    """Step two envs with the same random actions, a quarter of the worlds timed out every 9
+    steps: observations (final ones too), rewards and episode sums equal to float32
+    rounding, flags equal; returns how many episodes ended."""
+    gen = torch.Generator().manual_seed(0)
+    obs = [env.reset(seed=7)[0] for env in envs]
+    assert_close32(obs[0], obs[1], "reset")
+    ended = 0
+    for step in range(steps):
+        if step % 9 == 4:
+            for env in envs:
+                env.episode_length_buf[: NUM_ENVS // 4] = env.max_episode_length
+        action = 2 * torch.rand((NUM_ENVS, envs[0].action_manager.total_dim), generator=gen) - 1
+        outs = [env.step(action.clone()) for env in envs]
+        (o, r, te, tr, extras), other = outs[0], outs[1]
+        assert_close32(o, other[0], f"step {step}")
+        assert_close32(r, other[1], f"reward {step}")
+        assert torch.equal(te, other[2]) and torch.equal(tr, other[3]), step
+        if "final_obs" in extras:
+            assert_close32(extras["final_obs"], other[4]["final_obs"], f"final {step}")
+        for name in envs[0].termination_manager.last:
+            a, b = (env.termination_manager.last[name] for env in envs)
+            assert torch.equal(a, b), (step, name)
+        for name in envs[0].reward_manager.episode_sums:
+            a, b = (env.reward_manager.episode_sums[name] for env in envs)
+            assert_close32(a, b, f"sum {name} {step}")
+        ended += int((te | tr).sum())
+    return ended

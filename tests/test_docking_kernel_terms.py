@@ -7,12 +7,9 @@ measured from the fused sensors) are checked against the torch states directly."
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import pytest
 import torch
-from kernel_twins import torch_twin
+from kernel_twins import FLOAT32, NUM_ENVS, compare_rollout, torch_twin, twin_env
 
 from orbitlab.envs.gym import load_cfg
 from orbitlab.envs.manager_based_rl_env import ManagerBasedRLEnv
@@ -21,64 +18,15 @@ from orbitlab_tasks import task_entry
 from orbitlab_tasks.docking import docking_env_cfg, mdp
 from orbitlab_tasks.docking import kernel_terms as dk
 
-NUM_ENVS = 32
-FLOAT32 = {"rtol": 2.5e-7, "atol": 1e-9}
-"""Two float32 ulps of the value (and a floor for values that are 0 in one env)."""
-
-
-def _env(task: str, twin: bool, **scene) -> ManagerBasedRLEnv:
-    cfg = load_cfg(task_entry(task).env_cfg, num_envs=NUM_ENVS)
-    if scene:
-        cfg = dataclasses.replace(cfg, scene=dataclasses.replace(cfg.scene, **scene))
-    return ManagerBasedRLEnv(torch_twin(cfg) if twin else cfg)
-
-
-def _close(a: Any, b: Any, where: str) -> None:
-    if isinstance(a, dict):
-        for key in a:
-            _close(a[key], b[key], f"{where}/{key}")
-        return
-    torch.testing.assert_close(a, b, **FLOAT32, msg=lambda m: f"{where}: {m}")
-
-
-def _rollout(envs: list[ManagerBasedRLEnv], steps: int) -> int:
-    """Step `envs` with the same random actions, comparing as the module says, with a
-    quarter of the worlds timed out every 9 steps (the potential restarts); returns how many
-    episodes ended."""
-    gen = torch.Generator().manual_seed(0)
-    obs = [env.reset(seed=7)[0] for env in envs]
-    _close(obs[0], obs[1], "reset")
-    ended = 0
-    for step in range(steps):
-        if step % 9 == 4:
-            for env in envs:
-                env.episode_length_buf[: NUM_ENVS // 4] = env.max_episode_length
-        action = 2 * torch.rand((NUM_ENVS, envs[0].action_manager.total_dim), generator=gen) - 1
-        outs = [env.step(action.clone()) for env in envs]
-        (o, r, te, tr, extras), other = outs[0], outs[1]
-        _close(o, other[0], f"step {step}")
-        _close(r, other[1], f"reward {step}")
-        assert torch.equal(te, other[2]) and torch.equal(tr, other[3]), step
-        if "final_obs" in extras:
-            _close(extras["final_obs"], other[4]["final_obs"], f"final {step}")
-        for name in envs[0].termination_manager.last:
-            a, b = (env.termination_manager.last[name] for env in envs)
-            assert torch.equal(a, b), (step, name)
-        for name in envs[0].reward_manager.episode_sums:
-            a, b = (env.reward_manager.episode_sums[name] for env in envs)
-            _close(a, b, f"sum {name} {step}")
-        ended += int((te | tr).sum())
-    return ended
-
 
 @pytest.mark.parametrize("task", ["Docking", "Docking-Velocity"])
 def test_docking_kernel_terms_step_as_their_torch_twins(task):
-    envs = [_env(task, twin) for twin in (False, True)]
+    envs = [twin_env(task, twin) for twin in (False, True)]
     try:
         obs = envs[0].observation_manager
         assert obs.is_kernel("policy", "velocity_error") and obs.is_kernel("critic", "true_rates")
         assert not envs[1].observation_manager.is_kernel("policy", "velocity_error")
-        assert _rollout(envs, 40) >= NUM_ENVS  # forced time-outs, 8 worlds x 4
+        assert compare_rollout(envs, 40) >= NUM_ENVS  # forced time-outs, 8 worlds x 4
     finally:
         for env in envs:
             env.close()
@@ -87,7 +35,7 @@ def test_docking_kernel_terms_step_as_their_torch_twins(task):
 def test_the_docking_states_of_the_kernel_equal_the_torch_states():
     """Tip position, velocity and attitude error, true and measured, unscaled and unclipped,
     after random steps (as float32, the observation kernel's output)."""
-    env = _env("Docking", False)
+    env = twin_env("Docking", False)
     try:
         env.reset(seed=11)
         gen = torch.Generator().manual_seed(2)
@@ -128,12 +76,12 @@ def _kernel_value(env: ManagerBasedRLEnv, term: KernelTerm, **params) -> torch.T
 def test_measured_terms_run_as_their_twins_without_fused_sensors():
     """Under `fused_sensors=False` the sensor-based terms run as their torch twins; the
     truth-based ones stay in the kernel; the env steps as the torch twins' env."""
-    envs = [_env("Docking", twin, fused_sensors=False) for twin in (False, True)]
+    envs = [twin_env("Docking", twin, fused_sensors=False) for twin in (False, True)]
     try:
         obs = envs[0].observation_manager
         assert not obs.is_kernel("policy", "velocity_error")
         assert obs.is_kernel("critic", "true_velocity_error")
-        _rollout(envs, 8)
+        compare_rollout(envs, 8)
     finally:
         for env in envs:
             env.close()

@@ -122,7 +122,7 @@ def test_kernel_terms_feed_the_torch_pipeline_too():
 
 
 def test_a_term_whose_width_changes_is_named():
-    cfg = load_cfg(task_entry("Formation").env_cfg, num_envs=NUM_ENVS)
+    cfg = load_cfg(task_entry("Reach").env_cfg, num_envs=NUM_ENVS)
     env = ManagerBasedRLEnv(cfg)
     env.reset(seed=0)
     manager = env.observation_manager

@@ -58,6 +58,8 @@ def step_arrays_type(float_dtype) -> Any:
       (`ActuatorStage.command_columns` gives a group's columns; (N, 0) without fused groups);
     * qfrc_constraint: MuJoCo's constraint forces, (N, nv), for a manager one of whose terms
       asked `TermBuild.constraint_forces()` (else (N, 0));
+    * R, V: the chief's ECI position (km) and velocity (km/s), (N,) vec3d (the orbit layer's
+      state; `SimView.hill` builds the Hill frame from them);
     * termination_flags: the termination manager's kernel terms' flags of this step,
       (N, terms) (`TerminationManager.kernel_flag_columns`; (N, 0) before it exists);
     * step_dt: the env step, s.
@@ -76,6 +78,8 @@ def step_arrays_type(float_dtype) -> Any:
             "commands": wp.array2d(dtype=wp.float64),
             "qfrc_constraint": wp.array2d(dtype=float_dtype),
             "termination_flags": wp.array2d(dtype=wp.bool),
+            "R": wp.array(dtype=wp.vec3d),
+            "V": wp.array(dtype=wp.vec3d),
             "step_dt": wp.float64,
         }
         name = f"StepArrays_{wp.types.type_repr(float_dtype)}"
@@ -112,6 +116,8 @@ def step_arrays(env: Any, term_state: torch.Tensor, constraint_forces: bool = Fa
     terminations = getattr(env, "termination_manager", None)
     flags = None if terminations is None else terminations.kernel_flags
     s.termination_flags = wp.from_torch(empty(torch.bool) if flags is None else flags)
+    s.R = wp.from_torch(view.array("R"), dtype=wp.vec3d)
+    s.V = wp.from_torch(view.array("V"), dtype=wp.vec3d)
     s.step_dt = wp.float64(env.step_dt)
     return s
 

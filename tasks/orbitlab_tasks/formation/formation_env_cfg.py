@@ -36,6 +36,7 @@ from orbitlab.scene import spacecraft
 from orbitlab.scene.scene import SceneCfg
 from orbitlab.sensors.navigation import RelativeNavCfg
 from orbitlab_tasks.formation import geometry as geo
+from orbitlab_tasks.formation import kernel_terms as fk
 from orbitlab_tasks.formation import mdp
 from orbitlab_tasks.formation.agents import (
     baseline_agent,
@@ -135,14 +136,14 @@ def _follower_obs(
         raise ValueError(f"frame must be 'body' or 'hill', got '{frame}'")
     p = {"follower": follower_cfg(follower)}
     pos, vel = (
-        (mdp.slot_pos_error_body, mdp.slot_vel_error_body)
+        (fk.slot_pos_error_body, fk.slot_vel_error_body)
         if frame == "body"
-        else (mdp.slot_pos_error, mdp.slot_vel_error)
+        else (fk.slot_pos_error, fk.slot_vel_error)
     )
     terms = {
         "slot_pos": ObservationTermCfg(func=pos, params=p, clip=(-10.0, 10.0)),
         "slot_vel": ObservationTermCfg(func=vel, params=p, scale=10.0, clip=(-10.0, 10.0)),
-        "attitude": ObservationTermCfg(func=mdp.leader_attitude_error, params=p),
+        "attitude": ObservationTermCfg(func=fk.leader_attitude_error, params=p),
         "rate": ObservationTermCfg(
             func=kt.sensor_value,
             params={"sensor_cfg": SceneEntityCfg(follower, sensor_names=("gyro",))},
@@ -150,7 +151,7 @@ def _follower_obs(
         ),
     }
     if with_action:
-        terms["last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+        terms["last_action"] = ObservationTermCfg(func=fk.follower_last_action, params=p)
     return {f"{follower}/{k}": v for k, v in terms.items()}
 
 
@@ -165,8 +166,8 @@ def policy_observations(with_action: bool = True, frame: str = "body") -> Observ
 def _leader_critic_terms() -> dict[str, ObservationTermCfg]:
     """The leader's Hill velocity (m/s x 10) and the phase of its waypoint hold."""
     return {
-        "leader_vel": ObservationTermCfg(func=mdp.leader_velocity_hill, scale=10.0),
-        "waypoint_phase": ObservationTermCfg(func=mdp.waypoint_phase),
+        "leader_vel": ObservationTermCfg(func=fk.leader_velocity_hill, scale=10.0),
+        "waypoint_phase": ObservationTermCfg(func=fk.waypoint_phase),
     }
 
 
@@ -178,15 +179,15 @@ def critic_observations() -> ObservationGroupCfg:
     for f in geo.FOLLOWERS:
         p = {"follower": follower_cfg(f)}
         terms[f"{f}/true_slot"] = ObservationTermCfg(
-            func=mdp.true_slot_body, params=p, clip=(-10.0, 10.0)
+            func=fk.true_slot_body, params=p, clip=(-10.0, 10.0)
         )
-        terms[f"{f}/attitude"] = ObservationTermCfg(func=mdp.leader_attitude_error, params=p)
+        terms[f"{f}/attitude"] = ObservationTermCfg(func=fk.leader_attitude_error, params=p)
         terms[f"{f}/rate"] = ObservationTermCfg(
             func=kt.sensor_value,
             params={"sensor_cfg": SceneEntityCfg(f, sensor_names=("gyro",))},
             scale=5.0,
         )
-        terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+        terms[f"{f}/last_action"] = ObservationTermCfg(func=fk.follower_last_action, params=p)
     terms.update(_leader_critic_terms())
     return ObservationGroupCfg(terms=terms, enable_noise=False)
 
@@ -287,26 +288,26 @@ def translation_env_cfg(num_envs: int = 256) -> ManagerBasedRLEnvCfg:
     for f in geo.FOLLOWERS:
         p = {"follower": follower_cfg(f)}
         terms[f"{f}/slot_pos"] = ObservationTermCfg(
-            func=mdp.slot_pos_error, params=p, scale=1.0 / 0.5, clip=(-10.0, 10.0)
+            func=fk.slot_pos_error, params=p, scale=1.0 / 0.5, clip=(-10.0, 10.0)
         )
         terms[f"{f}/slot_vel"] = ObservationTermCfg(
-            func=mdp.slot_vel_error, params=p, scale=10.0, clip=(-10.0, 10.0)
+            func=fk.slot_vel_error, params=p, scale=10.0, clip=(-10.0, 10.0)
         )
         # fine copies for the last centimetres
         terms[f"{f}/slot_pos_fine"] = ObservationTermCfg(
-            func=mdp.slot_pos_error, params=p, scale=1.0 / 0.05, clip=(-1.0, 1.0)
+            func=fk.slot_pos_error, params=p, scale=1.0 / 0.05, clip=(-1.0, 1.0)
         )
         terms[f"{f}/slot_vel_fine"] = ObservationTermCfg(
-            func=mdp.slot_vel_error, params=p, scale=1.0 / 0.01, clip=(-1.0, 1.0)
+            func=fk.slot_vel_error, params=p, scale=1.0 / 0.01, clip=(-1.0, 1.0)
         )
-        terms[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+        terms[f"{f}/last_action"] = ObservationTermCfg(func=fk.follower_last_action, params=p)
     critic = {}
     for f in geo.FOLLOWERS:
         p = {"follower": follower_cfg(f)}
         critic[f"{f}/true_slot"] = ObservationTermCfg(
-            func=mdp.true_slot_hill, params=p, clip=(-10.0, 10.0)
+            func=fk.true_slot_hill, params=p, clip=(-10.0, 10.0)
         )
-        critic[f"{f}/last_action"] = ObservationTermCfg(func=mdp.follower_last_action, params=p)
+        critic[f"{f}/last_action"] = ObservationTermCfg(func=fk.follower_last_action, params=p)
     critic.update(_leader_critic_terms())
     cfg.observations = {
         "policy": ObservationGroupCfg(terms=terms),
