@@ -41,6 +41,7 @@ __all__ = [
     "root_ang_vel",
     "root_dof",
     "root_rate",
+    "sensor_columns",
     "sensor_value",
     "time_out",
     "wheel_speed",
@@ -68,6 +69,21 @@ def root_dof(entity: SceneEntityCfg, build: TermBuild) -> int:
 def root_rate(s: Any, w: int, dof: int) -> wp.vec3d:
     """Angular velocity of a free root whose velocities start at `dof`, body axes, rad/s."""
     return wp.vec3d(f64(s.qvel[w, dof + 3]), f64(s.qvel[w, dof + 4]), f64(s.qvel[w, dof + 5]))
+
+
+def sensor_columns(build: TermBuild, sensor: Any, label: str, twin: str = "") -> tuple[int, int]:
+    """(first, end) columns of a fused sensor's held values in `StepArrays.sensors`; for a
+    sensor outside the fused kernel (or with latency) a `KernelUnavailable` naming the term,
+    the sensor (`label`) and the torch term to use (`twin`; a term that declares its twin
+    then runs as it)."""
+    columns = build.env.scene.sensor_stage.held_columns(sensor)
+    if columns is None:
+        use = f"; use {twin}" if twin else ""
+        raise KernelUnavailable(
+            f"{build.term}: sensor {label} is not a fused sensor without latency (its value "
+            f"is not in the kernel's arrays){use}"
+        )
+    return int(columns[0]), int(columns[1])
 
 
 @wp.func
@@ -207,15 +223,9 @@ def sensor_value(build: TermBuild, sensor_cfg: SceneEntityCfg, slice_=None):
     component slice (first, end): in the kernel for a fused sensor without latency, as its
     torch twin for the others (a sensor with latency, or every sensor under
     `SceneCfg.fused_sensors=False`)."""
-    sensor = sensor_cfg.sensor
-    columns = build.env.scene.sensor_stage.held_columns(sensor)
-    if columns is None:
-        raise KernelUnavailable(
-            f"{build.term}: sensor {sensor_cfg.sensor_names[0]!r} is not a fused sensor "
-            "without latency (its value is not in the kernel's arrays); use "
-            "orbitlab.envs.mdp.sensor_value"
-        )
-    first, end = columns
+    first, end = sensor_columns(
+        build, sensor_cfg.sensor, repr(sensor_cfg.sensor_names[0]), "orbitlab.envs.mdp.sensor_value"
+    )
     if slice_ is not None:
         first, end = first + int(slice_[0]), first + int(slice_[1])
     dim = end - first

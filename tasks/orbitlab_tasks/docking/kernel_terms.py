@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from orbitlab.envs.mdp.kernel_terms import root_dof, root_rate, vector_type
+from orbitlab.envs.mdp.kernel_terms import root_dof, root_rate, sensor_columns, vector_type
 from orbitlab.fw.quat import (
     hill_frame,
     quat_from_matrix,
@@ -151,13 +151,7 @@ def _truth(build: TermBuild, chaser: SceneEntityCfg):
 
 def _columns(build: TermBuild, chaser: SceneEntityCfg, name: str) -> int:
     """The first column of sensor `name`'s held values in the kernel's `sensors` array."""
-    columns = build.env.scene.sensor_stage.held_columns(chaser.sensors[name])
-    if columns is None:
-        raise KernelUnavailable(
-            f"{build.term}: sensor {name!r} of '{chaser.name}' is not a fused sensor without "
-            "latency (its value is not in the kernel's arrays)"
-        )
-    return int(columns[0])
+    return sensor_columns(build, chaser.sensors[name], f"{name!r} of '{chaser.name}'")[0]
 
 
 @wp.func

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from orbitlab.envs.mdp.kernel_terms import vector_type
+from orbitlab.envs.mdp.kernel_terms import sensor_columns, vector_type
 from orbitlab.fw.quat import hill_frame, quat_from_matrix, quat_multiply, quat_to_matrix, rotate
-from orbitlab.fw.terms import KernelUnavailable, TermBuild, kernel_term
+from orbitlab.fw.terms import TermBuild, kernel_term
 from orbitlab.managers.scene_entity_cfg import SceneEntityCfg
 from orbitlab.quiet import wp  # Warp, started quietly
 from orbitlab_tasks.formation import geometry as geo
@@ -69,13 +69,8 @@ def _index(build: TermBuild, follower: SceneEntityCfg) -> int:
 
 
 def _sensor_column(build: TermBuild, follower: SceneEntityCfg, name: str) -> int:
-    columns = build.env.scene.sensor_stage.held_columns(follower.sensors[name])
-    if columns is None:
-        raise KernelUnavailable(
-            f"{build.term}: sensor {name!r} of '{follower.name}' is not a fused sensor without "
-            "latency (its value is not in the kernel's arrays)"
-        )
-    return int(columns[0])
+    label = f"{name!r} of '{follower.name}'"
+    return sensor_columns(build, follower.sensors[name], label)[0]
 
 
 def _offset(build: TermBuild, follower: SceneEntityCfg) -> Any:
